@@ -1,0 +1,1 @@
+"""Backends: one protocol for every system under test (posix, memory, null, hdfs, ...)."""

@@ -1,0 +1,7 @@
+"""CLI verbs of the generate area (filled in by its issue)."""
+
+from __future__ import annotations
+
+import click
+
+COMMANDS: list[click.Command] = []

@@ -1,0 +1,1 @@
+"""Engines: where workers run (local processes by default; Ray for many nodes)."""

@@ -1,0 +1,1 @@
+"""Estimators that fit a workload profile from a canonical event table (and a snapshot)."""

@@ -1,0 +1,131 @@
+"""Empirical distributions stored compactly and sampled continuously.
+
+A ``Distribution`` is a table of ascending ``values`` (milliseconds, or counts) with
+``weights`` that sum to 1. Its CDF is the piecewise-linear curve through the points
+``(values[i], cumsum(weights)[i])``: ``weights[0]`` is a point mass at ``values[0]`` and
+``weights[i]`` (i > 0) is spread uniformly over ``(values[i-1], values[i]]``. Consequences:
+
+* the CDF equals the table's cumulative weight at every listed value, so a histogram such as
+  the 2014 format's (keys, weights) keeps its CDF at the keys exactly;
+* a quantile table fitted from data (``from_samples``) reproduces the data's CDF at every stored
+  quantile, ties become point masses, and draws between two stored values are continuous;
+* sampling is one inverse-CDF interpolation per draw, vectorised with numpy.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+FloatArray = NDArray[np.float64]
+
+#: default number of quantile points kept when a distribution is fitted from samples
+DEFAULT_POINTS = 256
+
+
+class Distribution(BaseModel):
+    """A compact empirical distribution with a piecewise-linear CDF."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    values: Annotated[list[float], Field(min_length=1)]
+    weights: Annotated[list[float], Field(min_length=1)]
+
+    @field_validator("values", "weights")
+    @classmethod
+    def _finite(cls, seq: list[float]) -> list[float]:
+        arr = np.asarray(seq, dtype=np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("contains NaN or infinity")
+        return seq
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Distribution:
+        values = np.asarray(self.values, dtype=np.float64)
+        weights = np.asarray(self.weights, dtype=np.float64)
+        if values.shape != weights.shape:
+            raise ValueError(f"values ({values.size}) and weights ({weights.size}) differ in length")
+        if np.any(np.diff(values) <= 0):
+            raise ValueError("values must be strictly ascending")
+        if np.any(weights < 0):
+            raise ValueError("weights must not be negative")
+        total = float(weights.sum())
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"weights sum to {total:.9g}, not 1")
+        return self
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_samples(cls, samples: NDArray[np.floating] | list[float], points: int = DEFAULT_POINTS) -> Distribution:
+        """Fit a quantile table of at most ``points + 1`` values from raw samples."""
+        data = np.sort(np.asarray(samples, dtype=np.float64))
+        if data.size == 0:
+            raise ValueError("cannot fit a distribution to no samples")
+        if not np.all(np.isfinite(data)):
+            raise ValueError("samples contain NaN or infinity")
+        uniq, counts = np.unique(data, return_counts=True)
+        if uniq.size <= points + 1:
+            # few distinct values: keep every one, exactly (ties are point masses)
+            cdf = np.cumsum(counts) / data.size
+        else:
+            levels = np.linspace(0.0, 1.0, points + 1)
+            q = np.quantile(data, levels, method="inverted_cdf")
+            # empirical CDF at each stored value, so ties stay point masses
+            uniq = np.unique(q)
+            cdf = np.searchsorted(data, uniq, side="right") / data.size
+        weights = np.diff(cdf, prepend=0.0)
+        weights[-1] += 1.0 - weights.sum()
+        return cls(values=uniq.tolist(), weights=weights.tolist())
+
+    @classmethod
+    def point(cls, value: float) -> Distribution:
+        return cls(values=[float(value)], weights=[1.0])
+
+    # ------------------------------------------------------------------ views
+    def arrays(self) -> tuple[FloatArray, FloatArray]:
+        """(values, cdf) as float64 arrays; the CDF's last entry is exactly 1."""
+        values = np.asarray(self.values, dtype=np.float64)
+        cdf = np.cumsum(np.asarray(self.weights, dtype=np.float64))
+        cdf[-1] = 1.0
+        return values, cdf
+
+    def cdf(self, x: NDArray[np.floating] | float) -> FloatArray:
+        values, cdf = self.arrays()
+        xs = np.asarray(x, dtype=np.float64)
+        out = np.interp(xs, values, cdf, left=0.0, right=1.0)
+        return np.where(xs < values[0], 0.0, out)
+
+    def quantile(self, u: NDArray[np.floating] | float) -> FloatArray:
+        """Inverse CDF: the value below which a share ``u`` of the mass lies (vectorised)."""
+        values, cdf = self.arrays()
+        us = np.asarray(u, dtype=np.float64)
+        idx = np.searchsorted(cdf, us, side="left")
+        idx = np.clip(idx, 0, values.size - 1)
+        hi_v = values[idx]
+        lo_v = values[np.maximum(idx - 1, 0)]
+        lo_c = np.where(idx > 0, cdf[np.maximum(idx - 1, 0)], 0.0)
+        hi_c = cdf[idx]
+        width = hi_c - lo_c
+        frac = np.divide(us - lo_c, width, out=np.ones_like(us), where=width > 0)
+        frac = np.clip(frac, 0.0, 1.0)
+        return np.where(idx == 0, values[0], lo_v + (hi_v - lo_v) * frac)
+
+    def sample(self, rng: np.random.Generator, size: int) -> FloatArray:
+        return self.quantile(rng.random(size))
+
+    def mean(self) -> float:
+        values = np.asarray(self.values, dtype=np.float64)
+        weights = np.asarray(self.weights, dtype=np.float64)
+        mids = np.empty_like(values)
+        mids[0] = values[0]
+        mids[1:] = (values[1:] + values[:-1]) / 2.0
+        return float(np.dot(mids, weights))
+
+    def scaled(self, factor: float) -> Distribution:
+        """The same shape with every value multiplied by ``factor`` (> 0)."""
+        if factor <= 0:
+            raise ValueError("scale factor must be positive")
+        return Distribution(values=[v * factor for v in self.values], weights=list(self.weights))

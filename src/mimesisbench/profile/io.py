@@ -1,0 +1,120 @@
+"""Reading and writing profiles; validation errors name the offending key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from mimesisbench.errors import ProfileError
+from mimesisbench.profile.schema import WorkloadProfile
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _describe(err: ValidationError, origin: str) -> str:
+    lines = [f"invalid profile {origin}:"]
+    for item in err.errors()[:20]:
+        loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-after")))
+        lines.append(f"  {_key_path(loc)}: {item['msg']}")
+    if len(err.errors()) > 20:
+        lines.append(f"  ... and {len(err.errors()) - 20} more problems")
+    return "\n".join(lines)
+
+
+def _reject_constants(token: str) -> float:
+    raise ValueError(f"{token} is not allowed in a profile")
+
+
+def profile_from_dict(data: Any, origin: str = "") -> WorkloadProfile:
+    """Validate a decoded document into a profile, or raise ``ProfileError`` naming the key."""
+    try:
+        return WorkloadProfile.model_validate(data)
+    except ValidationError as exc:
+        raise ProfileError(_describe(exc, origin)) from None
+
+
+def load_profile(path: str | Path) -> WorkloadProfile:
+    """Read a profile file (JSON). ``path`` may also be a directory holding ``profile.json``."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "profile.json"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfileError(f"profile not found: {p}") from None
+    except OSError as exc:
+        raise ProfileError(f"cannot read profile {p}: {exc.strerror}") from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constants)
+    except ValueError as exc:
+        raise ProfileError(f"profile {p} is not valid JSON: {exc}") from None
+    return profile_from_dict(data, str(p))
+
+
+def profile_to_json(profile: WorkloadProfile) -> str:
+    """Readable JSON: one key per line, number arrays kept on one line each."""
+    data = profile.model_dump(mode="json", exclude_defaults=False)
+    return _dumps(data, 0) + "\n"
+
+
+def _dumps(obj: Any, indent: int) -> str:
+    pad = "  " * (indent + 1)
+    end = "  " * indent
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = [f"{pad}{json.dumps(str(k))}: {_dumps(v, indent + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + end + "}"
+    if isinstance(obj, list):
+        if all(isinstance(v, (int, float, str, bool)) or v is None for v in obj):
+            return "[" + ", ".join(_scalar(v) for v in obj) + "]"
+        return "[\n" + ",\n".join(pad + _dumps(v, indent + 1) for v in obj) + "\n" + end + "]"
+    return _scalar(obj)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ProfileError("refusing to write NaN or infinity into a profile")
+        return repr(value)
+    return json.dumps(value)
+
+
+def save_profile(profile: WorkloadProfile, path: str | Path) -> Path:
+    """Write atomically (temporary file, then rename) so a failure never leaves half a profile."""
+    p = Path(path)
+    if p.suffix == "" and not p.exists():
+        p = p.with_suffix(".json")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(profile_to_json(profile), encoding="utf-8")
+    tmp.replace(p)
+    return p
+
+
+def tree_file_path(profile_path: str | Path, profile: WorkloadProfile) -> Path | None:
+    """Where the explicit directory list named by ``namespace.tree_file`` lives, if any."""
+    if profile.namespace.tree_file is None:
+        return None
+    base = Path(profile_path)
+    base_dir = base if base.is_dir() else base.parent
+    found = base_dir / profile.namespace.tree_file
+    if not found.is_file():
+        raise ProfileError(f"namespace.tree_file: {found} does not exist")
+    return found
+
+
+def profile_hash(profile: WorkloadProfile) -> str:
+    """A stable content hash (sha256 of the canonical JSON), recorded in schedules and runs."""
+    canonical = json.dumps(profile.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()

@@ -1,0 +1,161 @@
+"""The profile format (version 1): typed, strict (unknown keys are errors), validated.
+
+A profile is a JSON document. Times are milliseconds. Symbols follow the paper's Table 1:
+
+* global: window length ``t_end`` (``window_ms``), ``n`` (``total_creates``, files created in
+  the window), the operation mix, the namespace's shape;
+* per type j: weight ``w_j`` (share of the ``n`` created files), ``pre_j`` (pre-existing files),
+  ``C_j`` create interarrivals, ``G_j`` delay to first access (from creation, or from t0 for
+  pre-existing files), ``H_j`` active span (first to last access), ``F_j`` per-file access
+  interarrivals, ``D_j`` delete delay, ``p_j`` share of accesses that are opens (the rest list
+  the file).
+
+The generator creates ``round(w_j * n)`` files of type j by a renewal process with
+interarrivals from ``C_j``, cut at the window's end (as the 2014 generator did).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
+
+from mimesisbench.profile.distribution import Distribution
+
+PROFILE_FORMAT = "mimesisbench-profile"
+PROFILE_VERSION = 1
+
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class FileType(_Strict):
+    """One file type (a k-means cluster of files that behave alike)."""
+
+    id: PositiveInt
+    weight: Share = Field(description="w_j: share of the files created in the window")
+    pre_existing: NonNegativeInt = Field(0, description="pre_j: files of this type that exist at t0")
+    create_interarrival: Distribution | None = Field(None, description="C_j, ms")
+    activation_delay: Distribution | None = Field(None, description="G_j, ms from creation (or t0) to first access")
+    active_span: Distribution | None = Field(None, description="H_j, ms from first to last access")
+    access_interarrival: Distribution | None = Field(None, description="F_j, ms between accesses to one file")
+    delete_delay: Distribution | None = Field(None, description="D_j, ms; origin given by delete_delay_origin")
+    delete_delay_origin: Literal["creation", "last_access"] = "last_access"
+    delete_share: Share = Field(0.0, description="share of files that are deleted (after D_j)")
+    open_share: Share = Field(1.0, description="p_j: share of accesses that are opens; the rest list the file")
+    accessed_share: Share = Field(1.0, description="share of files that are accessed at all")
+    observed: dict[str, Distribution] = Field(
+        default_factory=dict,
+        description="descriptive distributions for validation (popularity, type_access_interarrival, age_at_access)",
+    )
+    label: str = ""
+
+    @model_validator(mode="after")
+    def _needs(self) -> FileType:
+        if self.weight > 0 and self.create_interarrival is None:
+            raise ValueError(f"type {self.id}: weight > 0 needs create_interarrival (C_j)")
+        if self.accessed_share > 0 and (self.weight > 0 or self.pre_existing > 0):
+            for key in ("activation_delay", "active_span", "access_interarrival"):
+                if getattr(self, key) is None:
+                    raise ValueError(f"type {self.id}: files are accessed but {key} is missing")
+        if self.delete_share > 0 and self.delete_delay is None:
+            raise ValueError(f"type {self.id}: delete_share > 0 needs delete_delay (D_j)")
+        for key in ("create_interarrival", "activation_delay", "active_span", "access_interarrival", "delete_delay"):
+            dist = getattr(self, key)
+            if dist is not None and dist.values[0] < 0:
+                raise ValueError(f"type {self.id}: {key} has negative times")
+        return self
+
+
+class OpMix(_Strict):
+    """Ratios of the operations that the per-file model does not drive (absent means 0)."""
+
+    file_list_per_open: NonNegativeFloat = 0.0
+    dir_list_per_access: NonNegativeFloat = 0.0
+    mkdirs_per_create: NonNegativeFloat = 0.0
+    file_renames_per_create: NonNegativeFloat = 0.0
+    dir_renames_per_create: NonNegativeFloat = 0.0
+    getfileinfo_per_access: NonNegativeFloat = 0.0
+    observed_counts: dict[str, NonNegativeInt] = Field(
+        default_factory=dict, description="operation counts in the source trace, per audit cmd"
+    )
+
+
+class NamespaceShape(_Strict):
+    """The shape of the directory tree. Depth 0 is the root; a file in the root is at depth 1."""
+
+    directories: NonNegativeInt = Field(description="number of directories, root included")
+    dirs_per_depth: list[NonNegativeInt] = Field(default_factory=list, description="directories at depth 0, 1, ...")
+    subdirs_per_dir: Distribution | None = Field(None, description="distribution of subdirectories per directory")
+    files_at_depth: dict[int, Share] = Field(default_factory=dict, description="share of files at each depth")
+    tree_file: str | None = Field(
+        None, description="optional file (relative to the profile) listing every directory, one per line"
+    )
+
+    @model_validator(mode="after")
+    def _shares(self) -> NamespaceShape:
+        if self.files_at_depth:
+            total = sum(self.files_at_depth.values())
+            if not math.isclose(total, 1.0, abs_tol=1e-6):
+                raise ValueError(f"files_at_depth shares sum to {total:.9g}, not 1")
+            if min(self.files_at_depth) < 1:
+                raise ValueError("files_at_depth: depths start at 1 (a file in the root)")
+        if self.dirs_per_depth and sum(self.dirs_per_depth) != self.directories:
+            raise ValueError(
+                f"dirs_per_depth sums to {sum(self.dirs_per_depth)}, but directories is {self.directories}"
+            )
+        return self
+
+
+class ProfileSource(_Strict):
+    """Where a profile came from (provenance, for reports and reproducibility)."""
+
+    kind: Literal["fitted", "imported-2014", "builtin", "edited"]
+    inputs: list[str] = Field(default_factory=list)
+    tool_version: str = ""
+    created_at: str = ""
+    seed: int | None = None
+    k_selection: str = ""
+    pre_existing_inferred: bool = Field(
+        False, description="true when pre-existing files were inferred from the trace, not read from a snapshot"
+    )
+    notes: list[str] = Field(default_factory=list)
+    trace_stats: dict[str, float] = Field(default_factory=dict)
+
+
+class WorkloadProfile(_Strict):
+    """A complete workload profile."""
+
+    format: Literal["mimesisbench-profile"] = PROFILE_FORMAT
+    version: Literal[1] = PROFILE_VERSION
+    name: str = ""
+    source: ProfileSource
+    window_ms: PositiveInt = Field(description="t_end: length of the modeled window")
+    total_creates: NonNegativeInt = Field(description="n: files created in the window")
+    types: list[FileType] = Field(min_length=1)
+    op_mix: OpMix = Field(default_factory=OpMix)
+    namespace: NamespaceShape
+
+    @model_validator(mode="after")
+    def _types(self) -> WorkloadProfile:
+        ids = [t.id for t in self.types]
+        if len(set(ids)) != len(ids):
+            raise ValueError("types: ids must be unique")
+        total = sum(t.weight for t in self.types)
+        if self.total_creates > 0 and not math.isclose(total, 1.0, abs_tol=1e-6):
+            raise ValueError(f"types: weights sum to {total:.9g}, not 1")
+        return self
+
+    def type_by_id(self, type_id: int) -> FileType:
+        for t in self.types:
+            if t.id == type_id:
+                return t
+        raise KeyError(type_id)
+
+    @property
+    def pre_existing_total(self) -> int:
+        return sum(t.pre_existing for t in self.types)

@@ -1,0 +1,1 @@
+"""Run directories, raw samples, aggregation into summaries and time series."""

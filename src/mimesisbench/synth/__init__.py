@@ -1,0 +1,1 @@
+"""Synthesis: namespace and schedule generation from a workload profile and a seed."""

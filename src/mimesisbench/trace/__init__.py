@@ -1,0 +1,1 @@
+"""Trace ingestion: every parser yields the canonical event table defined in ``events``."""

@@ -72,9 +72,13 @@ class FileType(_Strict):
 
 
 class OpMix(_Strict):
-    """Ratios of the operations that the per-file model does not drive (absent means 0)."""
+    """Ratios of the operations that the per-file model does not drive (absent means 0).
 
-    file_list_per_open: NonNegativeFloat = 0.0
+    Listings of a file itself are not here: they are per-file accesses, split from opens by each
+    type's ``open_share`` (the 2014 format's global RATIO_OF_FILE_LS_TO_OPENS r maps to
+    ``open_share = 1 / (1 + r)``).
+    """
+
     dir_list_per_access: NonNegativeFloat = 0.0
     mkdirs_per_create: NonNegativeFloat = 0.0
     file_renames_per_create: NonNegativeFloat = 0.0

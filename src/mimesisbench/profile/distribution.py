@@ -47,20 +47,26 @@ class Distribution(BaseModel):
         values = np.asarray(self.values, dtype=np.float64)
         weights = np.asarray(self.weights, dtype=np.float64)
         if values.shape != weights.shape:
-            raise ValueError(f"values ({values.size}) and weights ({weights.size}) differ in length")
+            raise ValueError(f"weights: values ({values.size}) and weights ({weights.size}) differ in length")
         if np.any(np.diff(values) <= 0):
-            raise ValueError("values must be strictly ascending")
+            raise ValueError("values: values must be strictly ascending")
         if np.any(weights < 0):
-            raise ValueError("weights must not be negative")
+            raise ValueError("weights: weights must not be negative")
         total = float(weights.sum())
         if abs(total - 1.0) > 1e-6:
-            raise ValueError(f"weights sum to {total:.9g}, not 1")
+            raise ValueError(f"weights: weights sum to {total:.9g}, not 1")
         return self
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_samples(cls, samples: NDArray[np.floating] | list[float], points: int = DEFAULT_POINTS) -> Distribution:
-        """Fit a quantile table of at most ``points + 1`` values from raw samples."""
+        """Fit a quantile table from raw samples: ``points + 1`` evenly spaced quantile levels plus a
+        few geometrically spaced ones in the upper tail; at most about ``2 * (points + 30)`` values.
+
+        A stored value that several samples share (a tie) is preceded by a value one ulp below
+        it, holding the CDF just below the tie, so the tie's mass is drawn as a point mass rather
+        than spread over the gap to the previous stored value.
+        """
         data = np.sort(np.asarray(samples, dtype=np.float64))
         if data.size == 0:
             raise ValueError("cannot fit a distribution to no samples")
@@ -72,10 +78,17 @@ class Distribution(BaseModel):
             cdf = np.cumsum(counts) / data.size
         else:
             levels = np.linspace(0.0, 1.0, points + 1)
+            if data.size > points:
+                # heavy tails: quantiles at 1 - 1/points ... 1 - 1/n, geometrically spaced, so the
+                # top segment does not spread its mass evenly up to the sample maximum (which
+                # would inflate the mean of log-normal-like data)
+                tail = 1.0 - np.geomspace(1.0 / points, 1.0 / data.size, int(np.log2(data.size / points)) + 2)
+                levels = np.unique(np.concatenate([levels, tail]))
             q = np.quantile(data, levels, method="inverted_cdf")
             # empirical CDF at each stored value, so ties stay point masses
             uniq = np.unique(q)
             cdf = np.searchsorted(data, uniq, side="right") / data.size
+        uniq, cdf = _keep_ties(data, uniq, cdf)
         weights = np.diff(cdf, prepend=0.0)
         weights[-1] += 1.0 - weights.sum()
         return cls(values=uniq.tolist(), weights=weights.tolist())
@@ -129,3 +142,18 @@ class Distribution(BaseModel):
         if factor <= 0:
             raise ValueError("scale factor must be positive")
         return Distribution(values=[v * factor for v in self.values], weights=list(self.weights))
+
+
+def _keep_ties(data: FloatArray, uniq: FloatArray, cdf: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Insert ``(nextafter(v, -inf), F(v-))`` before every tied stored value ``v`` but the first."""
+    below = np.searchsorted(data, uniq, side="left") / data.size
+    tied = (np.searchsorted(data, uniq, side="right") - np.searchsorted(data, uniq, side="left")) > 1
+    just_below = np.nextafter(uniq, -np.inf)
+    insert = tied.copy()
+    insert[0] = False
+    insert[1:] &= just_below[1:] > uniq[:-1]
+    if not insert.any():
+        return uniq, cdf
+    values = np.insert(uniq, np.flatnonzero(insert), just_below[insert])
+    cdfs = np.insert(cdf, np.flatnonzero(insert), below[insert])
+    return values, cdfs

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +22,31 @@ def _key_path(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
+#: a validator message may start with the key it is about, relative to the model: ``weights: ...``
+_KEY_PART = r"[A-Za-z_]\w*(?:\[[\w*]+\])*"
+_MSG_KEY = re.compile(rf"^(?P<key>{_KEY_PART}(?:\.{_KEY_PART})*): (?P<rest>.+)$", re.S)
+
+
 def _describe(err: ValidationError, origin: str) -> str:
     lines = [f"invalid profile {origin}:"]
     for item in err.errors()[:20]:
         loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-after")))
-        lines.append(f"  {_key_path(loc)}: {item['msg']}")
+        msg = str(item["msg"]).removeprefix("Value error, ")
+        path = _key_path(loc)
+        match = _MSG_KEY.match(msg)
+        if match:
+            key = match["key"]
+            path = key if not loc else path + ("" if key.startswith("[") else ".") + key
+            msg = match["rest"]
+        lines.append(f"  {path}: {msg}")
     if len(err.errors()) > 20:
         lines.append(f"  ... and {len(err.errors()) - 20} more problems")
     return "\n".join(lines)
 
 
-def _reject_constants(token: str) -> float:
-    raise ValueError(f"{token} is not allowed in a profile")
+def _constants(token: str) -> float:
+    # NaN / Infinity are read as floats so that validation rejects them naming their key
+    return float(token)
 
 
 def profile_from_dict(data: Any, origin: str = "") -> WorkloadProfile:
@@ -55,7 +69,7 @@ def load_profile(path: str | Path) -> WorkloadProfile:
     except OSError as exc:
         raise ProfileError(f"cannot read profile {p}: {exc.strerror}") from None
     try:
-        data = json.loads(text, parse_constant=_reject_constants)
+        data = json.loads(text, parse_constant=_constants)
     except ValueError as exc:
         raise ProfileError(f"profile {p} is not valid JSON: {exc}") from None
     return profile_from_dict(data, str(p))
@@ -115,6 +129,12 @@ def tree_file_path(profile_path: str | Path, profile: WorkloadProfile) -> Path |
 
 
 def profile_hash(profile: WorkloadProfile) -> str:
-    """A stable content hash (sha256 of the canonical JSON), recorded in schedules and runs."""
-    canonical = json.dumps(profile.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """A stable content hash (sha256 of the canonical JSON), recorded in schedules and runs.
+
+    The time a profile was made (``source.created_at``) is left out: the same content imported or
+    fitted twice hashes the same.
+    """
+    data = profile.model_dump(mode="json")
+    data["source"].pop("created_at", None)
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()

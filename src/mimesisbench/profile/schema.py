@@ -57,17 +57,17 @@ class FileType(_Strict):
     @model_validator(mode="after")
     def _needs(self) -> FileType:
         if self.weight > 0 and self.create_interarrival is None:
-            raise ValueError(f"type {self.id}: weight > 0 needs create_interarrival (C_j)")
+            raise ValueError(f"create_interarrival: type {self.id} has weight > 0 and needs C_j")
         if self.accessed_share > 0 and (self.weight > 0 or self.pre_existing > 0):
             for key in ("activation_delay", "active_span", "access_interarrival"):
                 if getattr(self, key) is None:
-                    raise ValueError(f"type {self.id}: files are accessed but {key} is missing")
+                    raise ValueError(f"{key}: type {self.id}: files are accessed but {key} is missing")
         if self.delete_share > 0 and self.delete_delay is None:
-            raise ValueError(f"type {self.id}: delete_share > 0 needs delete_delay (D_j)")
+            raise ValueError(f"delete_delay: type {self.id}: delete_share > 0 needs delete_delay (D_j)")
         for key in ("create_interarrival", "activation_delay", "active_span", "access_interarrival", "delete_delay"):
             dist = getattr(self, key)
             if dist is not None and dist.values[0] < 0:
-                raise ValueError(f"type {self.id}: {key} has negative times")
+                raise ValueError(f"{key}.values: type {self.id}: {key} has negative times")
         return self
 
 
@@ -105,12 +105,13 @@ class NamespaceShape(_Strict):
         if self.files_at_depth:
             total = sum(self.files_at_depth.values())
             if not math.isclose(total, 1.0, abs_tol=1e-6):
-                raise ValueError(f"files_at_depth shares sum to {total:.9g}, not 1")
+                raise ValueError(f"files_at_depth: files_at_depth shares sum to {total:.9g}, not 1")
             if min(self.files_at_depth) < 1:
                 raise ValueError("files_at_depth: depths start at 1 (a file in the root)")
         if self.dirs_per_depth and sum(self.dirs_per_depth) != self.directories:
             raise ValueError(
-                f"dirs_per_depth sums to {sum(self.dirs_per_depth)}, but directories is {self.directories}"
+                f"dirs_per_depth: dirs_per_depth sums to {sum(self.dirs_per_depth)}, "
+                f"but directories is {self.directories}"
             )
         return self
 
@@ -148,10 +149,10 @@ class WorkloadProfile(_Strict):
     def _types(self) -> WorkloadProfile:
         ids = [t.id for t in self.types]
         if len(set(ids)) != len(ids):
-            raise ValueError("types: ids must be unique")
+            raise ValueError("types[*].id: ids must be unique")
         total = sum(t.weight for t in self.types)
         if self.total_creates > 0 and not math.isclose(total, 1.0, abs_tol=1e-6):
-            raise ValueError(f"types: weights sum to {total:.9g}, not 1")
+            raise ValueError(f"types[*].weight: weights sum to {total:.9g}, not 1")
         return self
 
     def type_by_id(self, type_id: int) -> FileType:

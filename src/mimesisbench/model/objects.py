@@ -1,0 +1,200 @@
+"""Per-object features from a canonical event table (the paper's Table 1 quantities per file).
+
+Objects are files. A path is a *directory* if a snapshot says so, if it was ``mkdirs``-ed, or if
+it is an ancestor of any other path in the trace; every other path that is created, opened,
+listed, deleted or renamed is a file. A file keeps its identity across renames: events on a
+rename's destination are attributed to the object of its source (chains followed in time
+order), so MapReduce's "write to _temporary, rename to the output directory" keeps the file's
+creation time. Only ``allowed=true`` events count.
+
+Accesses are ``open`` and ``listStatus`` of a file (the paper's open/list mix); ``getfileinfo``
+and listings of directories are counted separately in the operation mix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+OPEN = "open"
+LIST = "listStatus"
+CREATE = "create"
+DELETE = "delete"
+RENAME = "rename"
+MKDIRS = "mkdirs"
+GETFILEINFO = "getfileinfo"
+
+#: file-level operations that make a path an object
+_FILE_OPS = (CREATE, OPEN, LIST, DELETE, RENAME, "append", GETFILEINFO)
+_KNOWN_OPS = (*_FILE_OPS, MKDIRS)
+
+OBJECT_COLUMNS = (
+    "path",
+    "created_ms",
+    "first_access_ms",
+    "last_access_ms",
+    "deleted_ms",
+    "accesses",
+    "opens",
+    "lists",
+    "renames",
+    "depth",
+)
+
+
+@dataclass(frozen=True)
+class ObjectView:
+    """The trace seen per object: classified file events and the set of directories."""
+
+    file_events: pl.DataFrame  # time_ms Int64, obj Int32 (object id), op String: allowed events on files
+    directories: pl.Series  # String, unique directory paths (no trailing slash; "/" is the root)
+    dir_events: pl.DataFrame  # time_ms, path, op: allowed events on directories
+    objects: pl.DataFrame  # one row per file: obj (Int32 id) and OBJECT_COLUMNS
+
+
+def path_depth(paths: pl.Expr) -> pl.Expr:
+    """Depth of a path: "/" is 0, "/a" is 1, "/a/b" is 2."""
+    stripped = paths.str.strip_chars_end("/")
+    return pl.when(stripped == "").then(0).otherwise(stripped.str.count_matches("/")).cast(pl.Int16)
+
+
+def ancestor_directories(paths: pl.Series) -> pl.Series:
+    """Every proper ancestor directory of the given paths (unique), root included."""
+    seen: list[pl.Series] = []
+    current = paths.cast(pl.String).unique()
+    while current.len() > 0:
+        parents = current.str.replace(r"/[^/]*$", "").replace("", "/").unique()
+        seen.append(parents)
+        current = parents.filter(parents != "/")
+    if not seen:
+        return pl.Series("path", [], dtype=pl.String)
+    return pl.concat(seen).unique().alias("path")
+
+
+def _path_ids(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
+    """Events with integer ``pid``/``did`` (path/destination ids) and the normalised distinct paths.
+
+    Paths go through polars' Categorical codes, so string work (normalising, parents, joins)
+    happens once per distinct path, never per event.
+    """
+    op_names = events["op"].cast(pl.Categorical).unique().cast(pl.String).to_list()
+    op_dtype = pl.Enum(sorted(set(op_names) | set(_KNOWN_OPS)))
+    ev = events.filter(pl.col("allowed")).select(
+        pl.col("time_ms").cast(pl.Int64),
+        pl.col("op").cast(op_dtype),
+        pl.col("path").cast(pl.Categorical),
+        pl.col("dst").cast(pl.Categorical),
+    )
+    distinct = pl.concat([ev["path"].unique(), ev["dst"].drop_nulls().unique()])
+    codes = distinct.to_physical().to_numpy()
+    norm = distinct.cast(pl.String).str.strip_chars_end("/").replace("", "/")
+    paths = norm.unique().sort()
+    dense = pl.DataFrame({"norm": norm}).join(
+        pl.DataFrame({"norm": paths, "id": pl.int_range(0, paths.len(), dtype=pl.Int32, eager=True)}),
+        on="norm", how="left", maintain_order="left",
+    )["id"].to_numpy()
+    lut = np.full(int(codes.max()) + 1 if codes.size else 1, -1, dtype=np.int32)
+    lut[codes] = dense
+    pid = lut[ev["path"].to_physical().to_numpy()]
+    dst_codes = ev["dst"].to_physical()
+    did = pl.Series("did", lut[dst_codes.fill_null(0).to_numpy()]).set(dst_codes.is_null(), None)
+    return ev.select("time_ms", "op").with_columns(pl.Series("pid", pid), did), paths
+
+
+def _rename_roots(renames: pl.DataFrame, n_paths: int) -> np.ndarray:
+    """``root[pid]``: the object id a path continues; renames' destinations map to their source's
+    root (chains followed in time order). Renames are rare next to accesses, so a walk over them
+    is cheap."""
+    root = np.arange(n_paths, dtype=np.int32)
+    for src, dst in zip(renames["pid"].to_list(), renames["did"].to_list()):
+        if dst is not None:
+            root[dst] = root[src]
+    return root
+
+
+def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> ObjectView:
+    """Classify paths, follow renames and compute the per-object table."""
+    ev, paths = _path_ids(events)
+    dir_parts = [ancestor_directories(paths), paths.gather(ev.filter(pl.col("op") == MKDIRS)["pid"].unique())]
+    if snapshot is not None and snapshot.height:
+        dir_parts.append(snapshot.filter(pl.col("is_dir"))["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/"))
+    directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
+    is_dir = paths.is_in(directories.implode()).to_numpy()
+
+    pid = ev["pid"].to_numpy()
+    on_dir = pl.Series(is_dir[pid])
+    dir_ev = ev.filter(on_dir)
+    dir_events = pl.DataFrame({"time_ms": dir_ev["time_ms"], "path": paths.gather(dir_ev["pid"]), "op": dir_ev["op"]})
+    file_ev = ev.filter(~on_dir & pl.col("op").is_in(_FILE_OPS))
+    root = _rename_roots(file_ev.filter(pl.col("op") == RENAME), paths.len())
+    file_ev = file_ev.with_columns(pl.Series("obj", root[file_ev["pid"].to_numpy()]))
+
+    objects = _object_table(file_ev, paths, snapshot)
+    return ObjectView(
+        file_events=file_ev.select("time_ms", "obj", "op"),
+        directories=directories,
+        dir_events=dir_events,
+        objects=objects,
+    )
+
+
+def _object_table(file_ev: pl.DataFrame, paths: pl.Series, snapshot: pl.DataFrame | None) -> pl.DataFrame:
+    is_access = pl.col("op").is_in([OPEN, LIST])
+    table = file_ev.group_by("obj").agg(
+        pl.col("time_ms").filter(pl.col("op") == CREATE).min().alias("created_ms"),
+        pl.col("time_ms").filter(is_access).min().alias("first_access_ms"),
+        pl.col("time_ms").filter(is_access).max().alias("last_access_ms"),
+        pl.col("time_ms").filter(pl.col("op") == DELETE).max().alias("deleted_ms"),
+        is_access.sum().cast(pl.Int64).alias("accesses"),
+        (pl.col("op") == OPEN).sum().cast(pl.Int64).alias("opens"),
+        (pl.col("op") == LIST).sum().cast(pl.Int64).alias("lists"),
+        (pl.col("op") == RENAME).sum().cast(pl.Int64).alias("renames"),
+        pl.col("pid").last().alias("_last_pid"),
+    )
+    table = table.with_columns(
+        paths.gather(table["obj"]).alias("path"), paths.gather(table["_last_pid"]).alias("_last_path")
+    )
+    if snapshot is not None and snapshot.height:
+        files = snapshot.filter(~pl.col("is_dir")).select(pl.col("path").cast(pl.String))
+        # snapshot files that the trace never touches under any name: cold pre-existing files
+        touched = paths.gather(file_ev["pid"].unique()).to_frame("path")
+        cold = files.join(touched, on="path", how="anti")
+        first_cold = paths.len()
+        cold = cold.with_columns(
+            pl.int_range(first_cold, first_cold + cold.height, dtype=pl.Int32).alias("obj"),
+            *(pl.lit(None, dtype=pl.Int64).alias(c) for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")),
+            *(pl.lit(0, dtype=pl.Int64).alias(c) for c in ("accesses", "opens", "lists", "renames")),
+            pl.lit(None, dtype=pl.Int32).alias("_last_pid"),
+            pl.col("path").alias("_last_path"),
+        )
+        table = pl.concat([table, cold.select(table.columns)])
+    return table.with_columns(path_depth(pl.col("_last_path")).alias("depth")).select("obj", *OBJECT_COLUMNS).sort("obj")
+
+
+def object_table(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per file: ``OBJECT_COLUMNS`` (times nullable Int64, counts Int64, depth Int16)."""
+    return build_view(events, snapshot).objects
+
+
+def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
+    """Per-file access interarrivals: columns ``obj`` (object id) and ``gap_ms`` (Int64)."""
+    acc = file_events.filter(pl.col("op").is_in([OPEN, LIST]))
+    obj = acc["obj"].to_numpy()
+    times = acc["time_ms"].to_numpy()
+    order = np.lexsort((times, obj))
+    obj, times = obj[order], times[order]
+    same = obj[1:] == obj[:-1]
+    return pl.DataFrame({"obj": obj[1:][same], "gap_ms": np.diff(times)[same]},
+                        schema={"obj": pl.Int32, "gap_ms": pl.Int64})
+
+
+def access_interarrivals(events: pl.DataFrame) -> np.ndarray:
+    """Milliseconds between consecutive accesses of the same file, over all files."""
+    return access_gaps(build_view(events).file_events)["gap_ms"].to_numpy()
+
+
+def popularity(objects: pl.DataFrame) -> np.ndarray:
+    """File popularity: accesses per file, over the files accessed at least once."""
+    return objects.filter(pl.col("accesses") > 0)["accesses"].to_numpy()

@@ -1,0 +1,156 @@
+"""Fitting on small traces whose answers are known by construction."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from mimesisbench.errors import TraceError
+from mimesisbench.model.fit import FitConfig, fit_profile
+from mimesisbench.model.objects import access_interarrivals, build_view, object_table, popularity
+
+T0 = 1_000_000
+
+
+def _events(rows: list[tuple[int, str, str, str | None]]) -> pl.DataFrame:
+    rows = sorted(rows, key=lambda r: r[0])
+    return pl.DataFrame(
+        {
+            "time_ms": [T0 + r[0] for r in rows],
+            "op": [r[1] for r in rows],
+            "path": [r[2] for r in rows],
+            "dst": [r[3] for r in rows],
+            "user": ["alice"] * len(rows),
+            "allowed": [True] * len(rows),
+        }
+    )
+
+
+def two_type_trace() -> pl.DataFrame:
+    """Type "hot": 40 files created every 100 ms under /jobs/out, first opened 50 ms later,
+    accessed 20 times 10 ms apart (3 of 4 accesses are opens, 1 of 4 a listStatus), deleted 1000 ms
+    after creation. Type "cold": 30 pre-existing files under /data/a/b, opened twice 5000 ms apart,
+    the first time 200 ms after t0."""
+    rows: list[tuple[int, str, str, str | None]] = [(0, "mkdirs", "/jobs/out", None)]
+    for i in range(40):
+        path = f"/jobs/out/part-{i:05d}"
+        created = 100 * (i + 1)
+        rows.append((created, "create", path, None))
+        for a in range(20):
+            rows.append((created + 50 + 10 * a, "listStatus" if a % 4 == 3 else "open", path, None))
+        rows.append((created + 1000, "delete", path, None))
+        rows.append((created + 1, "getfileinfo", path, None))
+    for i in range(30):
+        path = f"/data/a/b/f{i}"
+        rows.append((200, "open", path, None))
+        rows.append((5200, "open", path, None))
+    rows.append((7000, "listStatus", "/data/a", None))
+    return _events(rows)
+
+
+def test_object_table_has_known_features() -> None:
+    objects = object_table(two_type_trace())
+    assert objects.height == 70
+    hot = objects.filter(pl.col("path") == "/jobs/out/part-00003").row(0, named=True)
+    assert hot["created_ms"] == T0 + 400
+    assert hot["first_access_ms"] == T0 + 450
+    assert hot["last_access_ms"] == T0 + 450 + 190
+    assert hot["deleted_ms"] == T0 + 1400
+    assert (hot["accesses"], hot["opens"], hot["lists"]) == (20, 15, 5)
+    assert hot["depth"] == 3
+    cold = objects.filter(pl.col("path") == "/data/a/b/f7").row(0, named=True)
+    assert cold["created_ms"] is None and cold["accesses"] == 2 and cold["depth"] == 4
+
+
+def test_access_interarrivals_and_popularity() -> None:
+    events = two_type_trace()
+    gaps = access_interarrivals(events)
+    assert gaps.size == 40 * 19 + 30
+    assert set(np.unique(gaps).tolist()) == {10, 5000}
+    assert sorted(set(popularity(object_table(events)).tolist())) == [2, 20]
+
+
+def test_directories_come_from_ancestors_and_mkdirs() -> None:
+    view = build_view(two_type_trace())
+    assert set(view.directories.to_list()) == {"/", "/jobs", "/jobs/out", "/data", "/data/a", "/data/a/b"}
+    assert view.dir_events.filter(pl.col("op") == "listStatus").height == 1
+
+
+def test_renamed_file_keeps_its_identity() -> None:
+    events = _events(
+        [
+            (0, "create", "/out/_temporary/0/part-0", None),
+            (5, "rename", "/out/_temporary/0/part-0", "/out/part-0"),
+            (10, "open", "/out/part-0", None),
+            (30, "open", "/out/part-0", None),
+        ]
+    )
+    objects = object_table(events)
+    assert objects.height == 1
+    row = objects.row(0, named=True)
+    assert row["created_ms"] == T0 and row["accesses"] == 2 and row["renames"] == 1 and row["depth"] == 2
+
+
+def test_fit_two_types_recovers_the_model() -> None:
+    profile = fit_profile(two_type_trace(), None, FitConfig(types=2, seed=1))
+    assert len(profile.types) == 2
+    hot, cold = sorted(profile.types, key=lambda t: -t.weight)
+    assert profile.total_creates == 40
+    assert hot.weight == pytest.approx(1.0) and cold.weight == 0.0
+    assert hot.pre_existing == 0 and cold.pre_existing == 30
+    assert hot.create_interarrival is not None and hot.create_interarrival.values == [100.0]
+    assert hot.activation_delay is not None and hot.activation_delay.values == [50.0]
+    assert hot.active_span is not None and hot.active_span.values == [190.0]
+    assert hot.access_interarrival is not None and hot.access_interarrival.values == [10.0]
+    assert hot.delete_delay is not None and hot.delete_delay.values == [1000.0]
+    assert hot.delete_share == 1.0 and hot.open_share == pytest.approx(0.75)
+    assert cold.activation_delay is not None and cold.activation_delay.values == [200.0]
+    assert cold.access_interarrival is not None and cold.access_interarrival.values == [5000.0]
+    assert cold.delete_share == 0.0 and cold.create_interarrival is None
+    assert profile.source.pre_existing_inferred is True
+    # op mix: 40 getfileinfo over 830 accesses; 1 mkdirs per 40 creates; 1 dir listing
+    assert profile.op_mix.getfileinfo_per_access == pytest.approx(40 / 860)
+    assert profile.op_mix.mkdirs_per_create == pytest.approx(1 / 40)
+    assert profile.op_mix.dir_list_per_access == pytest.approx(1 / 860)
+    ns = profile.namespace
+    assert ns.directories == 6 and ns.dirs_per_depth == [1, 2, 2, 1]
+    assert ns.files_at_depth == pytest.approx({3: 40 / 70, 4: 30 / 70})
+    assert profile.window_ms == 7001  # first event (mkdirs) at t0, last (dir listing) at t0 + 7000
+
+
+def test_snapshot_adds_cold_pre_existing_files() -> None:
+    snapshot = pl.DataFrame(
+        {
+            "path": ["/", "/data", "/data/a", "/data/a/b", "/data/a/b/f1", "/archive", "/archive/old.gz"],
+            "is_dir": [True, True, True, True, False, True, False],
+            "mtime_ms": [0] * 7,
+            "atime_ms": [0] * 7,
+            "size": [0, 0, 0, 0, 10, 0, 99],
+            "replication": [0, 0, 0, 0, 3, 0, 3],
+        }
+    )
+    profile = fit_profile(two_type_trace(), snapshot, FitConfig(types=3, seed=0))
+    assert profile.source.pre_existing_inferred is False
+    assert profile.pre_existing_total == 31  # 30 accessed + /archive/old.gz never touched
+    cold = [t for t in profile.types if t.accessed_share == 0.0]
+    assert len(cold) == 1 and cold[0].pre_existing == 1
+    assert profile.namespace.directories == 7
+
+
+def test_fit_is_deterministic_for_a_seed() -> None:
+    a = fit_profile(two_type_trace(), None, FitConfig(types=2, seed=5))
+    b = fit_profile(two_type_trace(), None, FitConfig(types=2, seed=5))
+    assert a.model_dump(exclude={"source"}) == b.model_dump(exclude={"source"})
+
+
+def test_auto_k_stops_at_the_smallest_k_within_target() -> None:
+    profile = fit_profile(two_type_trace(), None, FitConfig(types="auto", seed=0))
+    assert len(profile.types) == 2
+    assert profile.source.k_selection.startswith("auto")
+    assert "K=1:" in profile.source.k_selection
+
+
+def test_empty_window_is_a_clear_error() -> None:
+    with pytest.raises(TraceError, match="window"):
+        fit_profile(two_type_trace(), None, FitConfig(types=2, window_start_ms=T0 + 10**9))

@@ -154,3 +154,19 @@ def test_auto_k_stops_at_the_smallest_k_within_target() -> None:
 def test_empty_window_is_a_clear_error() -> None:
     with pytest.raises(TraceError, match="window"):
         fit_profile(two_type_trace(), None, FitConfig(types=2, window_start_ms=T0 + 10**9))
+
+
+def test_events_without_a_path_and_denied_events_are_ignored() -> None:
+    events = two_type_trace()
+    extra = pl.DataFrame(
+        {
+            "time_ms": [T0 + 10, T0 + 20],
+            "op": ["saveNamespace", "open"],
+            "path": [None, "/jobs/out/part-00000"],
+            "dst": [None, None],
+            "user": ["hdfs", "mallory"],
+            "allowed": [True, False],
+        }
+    )
+    merged = pl.concat([events, extra]).sort("time_ms", maintain_order=True)
+    assert object_table(merged).equals(object_table(events))

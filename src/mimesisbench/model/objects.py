@@ -5,7 +5,8 @@ it is an ancestor of any other path in the trace; every other path that is creat
 listed, deleted or renamed is a file. A file keeps its identity across renames: events on a
 rename's destination are attributed to the object of its source (chains followed in time
 order), so MapReduce's "write to _temporary, rename to the output directory" keeps the file's
-creation time. Only ``allowed=true`` events count.
+creation time. Only ``allowed=true`` events with a path count (administrative commands such as
+``saveNamespace`` log no path and are left out).
 
 Accesses are ``open`` and ``listStatus`` of a file (the paper's open/list mix); ``getfileinfo``
 and listings of directories are counted separately in the operation mix.
@@ -81,7 +82,7 @@ def _path_ids(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     """
     op_names = events["op"].cast(pl.Categorical).unique().cast(pl.String).to_list()
     op_dtype = pl.Enum(sorted(set(op_names) | set(_KNOWN_OPS)))
-    ev = events.filter(pl.col("allowed")).select(
+    ev = events.filter(pl.col("allowed") & pl.col("path").is_not_null()).select(
         pl.col("time_ms").cast(pl.Int64),
         pl.col("op").cast(op_dtype),
         pl.col("path").cast(pl.Categorical),

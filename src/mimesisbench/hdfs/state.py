@@ -1,0 +1,68 @@
+"""The state file in a cluster's working directory: what was started, on which ports."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mimesisbench.errors import BackendError
+from mimesisbench.hdfs.processes import ProcessRecord
+from mimesisbench.hdfs.site import Ports
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """Written after every start, kept after a stop (ports are reused on the next start)."""
+
+    hadoop_version: str
+    ports: Ports
+    processes: tuple[ProcessRecord, ...] = ()
+    started_at: float = 0.0
+    startup_seconds: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state_version": STATE_VERSION,
+            "hadoop_version": self.hadoop_version,
+            "ports": self.ports.as_dict(),
+            "processes": [record.to_json() for record in self.processes],
+            "started_at": self.started_at,
+            "startup_seconds": self.startup_seconds,
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClusterState:
+        return cls(
+            hadoop_version=str(data["hadoop_version"]),
+            ports=Ports(**{k: int(v) for k, v in data["ports"].items()}),
+            processes=tuple(ProcessRecord.from_json(p) for p in data.get("processes", [])),
+            started_at=float(data.get("started_at", 0.0)),
+            startup_seconds=data.get("startup_seconds"),
+            extra=dict(data.get("extra", {})),
+        )
+
+    def running(self) -> list[ProcessRecord]:
+        return [record for record in self.processes if record.is_running()]
+
+
+def read_state(path: Path) -> ClusterState | None:
+    if not path.is_file():
+        return None
+    try:
+        return ClusterState.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BackendError(f"the cluster state file {path} is unreadable ({exc}); remove it") from exc
+
+
+def write_state(path: Path, state: ClusterState) -> None:
+    """Atomic write (temporary file + rename), so a reader never sees half a file."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(state.to_json(), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,7 +1,139 @@
-"""CLI verbs of the run area (filled in by its issue)."""
+"""``mimesisbench run`` (replay a schedule against a backend) and ``mimesisbench demo``."""
 
 from __future__ import annotations
 
-import click
+import shutil
+import tempfile
+from pathlib import Path
 
-COMMANDS: list[click.Command] = []
+import click
+from rich.console import Console
+
+from mimesisbench.errors import ConfigError
+from mimesisbench.units import parse_duration_ms
+
+#: the demo replays the built-in profile accelerated to about this long
+DEMO_TARGET_MS = 60_000
+
+
+def _drift(text: str) -> float | None:
+    if text.strip().lower() in ("off", "none", "0"):
+        return None
+    return parse_duration_ms(text, option="--max-drift") / 1000.0
+
+
+def _console() -> Console:
+    """A console; when output goes to a file or pipe, wide enough for the summary table."""
+    console = Console()
+    return console if console.is_terminal else Console(width=max(console.width, 132))
+
+
+def _report(console: Console, report: object) -> None:
+    from mimesisbench.results.table import summary_table
+    from mimesisbench.run.coordinator import RunReport
+
+    assert isinstance(report, RunReport)
+    console.print(summary_table(report.summary))
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    console.print(f"run directory: [bold]{report.run_dir}[/]")
+
+
+@click.command("run")
+@click.argument("schedule", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--backend", "-b", required=True, help="posix:/dir, memory or null (later hdfs://host:port/dir).")
+@click.option("--workers", type=int, default=None, help="Split all types over N workers (default: one per file type).")
+@click.option("--concurrency", type=int, default=None, help="Lanes (threads/tasks) per worker (default: the backend's).")
+@click.option("--out", "-o", default="runs", show_default=True, help="Folder that receives the run directory.")
+@click.option("--max-drift", default="2s", show_default=True, help="Stop when a worker is this far behind (or 'off').")
+@click.option("--reuse", is_flag=True, help="Work in a non-empty base directory not created by mimesisbench.")
+@click.option("--skip-phase1", is_flag=True, help="Assume the namespace exists (do not build it).")
+@click.option(
+    "--time-scale",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Multiply schedule times at replay: 0.5 is twice as fast, 0 as fast as possible (no pacing, no drift control).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def run_command(
+    schedule: Path,
+    backend: str,
+    workers: int | None,
+    concurrency: int | None,
+    out: str,
+    max_drift: str,
+    reuse: bool,
+    skip_phase1: bool,
+    time_scale: float,
+    quiet: bool,
+) -> None:
+    """Replay SCHEDULE against a backend: phase 1 builds the namespace, phase 2 replays in real time."""
+    from mimesisbench.run.config import RunConfig
+    from mimesisbench.run.coordinator import raise_if_incomplete, run_benchmark
+
+    config = RunConfig(
+        schedule=str(schedule),
+        backend=backend,
+        out=out,
+        workers=workers,
+        concurrency=concurrency,
+        max_drift_s=_drift(max_drift),
+        time_scale=time_scale,
+        reuse=reuse,
+        skip_phase1=skip_phase1,
+    )
+    console = _console()
+    report = run_benchmark(config, console=console, show_progress=not quiet)
+    _report(console, report)
+    raise_if_incomplete(report)
+
+
+def demo_time_scale(window_ms: int, target_ms: int = DEMO_TARGET_MS) -> float:
+    """The acceleration that brings a profile's window to about ``target_ms`` (never slower)."""
+    if window_ms <= 0:
+        raise ConfigError("the demo profile has no window")
+    return min(1.0, target_ms / window_ms)
+
+
+@click.command("demo")
+@click.option("--out", "-o", default="runs", show_default=True, help="Folder that receives the run directory.")
+@click.option("--keep", is_flag=True, help="Keep the temporary base directory and schedule afterwards.")
+@click.option("--seed", type=int, default=2014, show_default=True, help="Seed of the generated schedule.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def demo_command(out: str, keep: bool, seed: int, quiet: bool) -> None:
+    """Zero configuration: the built-in demo profile, about a minute, on a temporary local directory."""
+    from importlib import resources
+
+    from mimesisbench.profile.io import profile_from_dict
+    from mimesisbench.run.config import RunConfig
+    from mimesisbench.run.coordinator import raise_if_incomplete, run_benchmark
+
+    import json
+
+    console = _console()
+    text = resources.files("mimesisbench").joinpath("data/demo_profile.json").read_text(encoding="utf-8")
+    profile = profile_from_dict(json.loads(text), "demo_profile.json (built in)")
+    scale = demo_time_scale(profile.window_ms)
+    work = Path(tempfile.mkdtemp(prefix="mimesisbench-demo-"))
+    try:
+        from mimesisbench.synth.options import GenerateOptions
+        from mimesisbench.synth.pipeline import generate_to
+
+        console.print(f"generating a schedule from the demo profile (time scale {scale:g}, seed {seed}) ...")
+        schedule_dir, _, manifest = generate_to(profile, work / "schedule", GenerateOptions(time_scale=scale), seed)
+        counts = manifest.get("counts")
+        events = counts.get("events", "?") if isinstance(counts, dict) else "?"
+        console.print(f"schedule: {events} events in {schedule_dir}")
+        config = RunConfig(schedule=str(schedule_dir), backend=f"posix:{work / 'base'}", out=out)
+        report = run_benchmark(config, console=console, show_progress=not quiet)
+        _report(console, report)
+        if keep:
+            console.print(f"kept the base directory and schedule in {work}")
+        raise_if_incomplete(report)
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+COMMANDS: list[click.Command] = [run_command, demo_command]

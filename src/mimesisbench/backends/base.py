@@ -1,0 +1,210 @@
+"""The Backend protocol: one interface for every system under test.
+
+A backend is opened from a URL (see ``registry``) in two places: once in the coordinator, which
+calls ``setup`` (base directory checks, ownership marker) and runs phase 1, and once in each
+worker process, which calls ``connect`` and then issues operations. Backend objects are runtime
+objects; the URL string is their whole configuration, so a worker on another machine can open
+the same backend.
+
+Operations (``create``, ``open``, ``list_file``, ``list_dir``, ``delete``, ``mkdirs``,
+``rename``, ``getfileinfo``) take *native* paths, produced once per worker by
+``native_paths`` from the schedule's relative paths (which start with ``/``, the base itself).
+An operation returns on success (``list_dir`` may return the entry names; the replay ignores
+every return value) and raises on failure:
+
+* an ``OSError`` (or another type listed in ``op_errors``) is a failed operation: it is
+  classified by ``classify`` into the small ``Outcome`` taxonomy and counted, never fatal;
+* ``BackendError`` or any other exception means the backend itself is broken: the worker stops
+  and the run ends incomplete.
+
+Blocking backends implement the synchronous methods; the worker runs them on a pool of threads
+("lanes"). A backend whose client is asynchronous (a future HDFS client) sets ``is_async`` and
+implements ``aio_<op>`` coroutines as well (the synchronous methods stay: setup and phase 1 use
+them); the worker then runs its lanes as asyncio tasks. Both
+variants share everything else (paths, recording, pacing, drift control).
+"""
+
+from __future__ import annotations
+
+import errno
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from enum import IntEnum
+from typing import Any, ClassVar
+
+import polars as pl
+
+from mimesisbench.synth.format import OpCode
+
+
+class Outcome(IntEnum):
+    """How one operation ended. The names are what samples and summaries show."""
+
+    OK = 0
+    NOT_FOUND = 1
+    EXISTS = 2
+    PERMISSION = 3
+    OTHER = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+OUTCOME_LABELS: tuple[str, ...] = tuple(o.label for o in Outcome)
+
+_ERRNO_OUTCOME = {
+    errno.ENOENT: Outcome.NOT_FOUND,
+    errno.ENOTDIR: Outcome.NOT_FOUND,
+    errno.EEXIST: Outcome.EXISTS,
+    errno.ENOTEMPTY: Outcome.EXISTS,
+    errno.EACCES: Outcome.PERMISSION,
+    errno.EPERM: Outcome.PERMISSION,
+    errno.EROFS: Outcome.PERMISSION,
+}
+
+
+def classify_oserror(exc: BaseException) -> Outcome:
+    """Map an ``OSError`` (by errno) to the taxonomy; anything unknown is ``OTHER``."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return _ERRNO_OUTCOME.get(exc.errno, Outcome.OTHER)
+    return Outcome.OTHER
+
+
+SyncOp = Callable[[Any], object]
+AsyncOp = Callable[[Any], Awaitable[object]]
+
+
+class Backend(ABC):
+    """A system under test. Subclasses implement the eight operations (sync or async)."""
+
+    #: URL scheme this class serves (``posix``, ``memory``, ``null``, later ``hdfs``)
+    scheme: ClassVar[str] = ""
+    #: exception types that mean "this operation failed" (counted), not "the backend is broken"
+    op_errors: ClassVar[tuple[type[BaseException], ...]] = (OSError,)
+    #: true when each process sees its own namespace (memory, null): phase 1 then runs in each
+    #: worker, and the coordinator's instance is only used for setup
+    process_local: ClassVar[bool] = False
+    #: true when the backend keeps no state at all (null): phase 1 is skipped
+    stateless: ClassVar[bool] = False
+    #: true when the backend implements ``aio_*`` coroutines instead of the blocking methods
+    is_async: ClassVar[bool] = False
+    #: lanes (threads or tasks) per worker when the run does not say otherwise
+    default_concurrency: ClassVar[int] = 1
+    #: true when operations are safe to call from several threads of one process at once
+    thread_safe: ClassVar[bool] = True
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def setup(self, *, reuse: bool) -> None:  # noqa: B027 - optional hook
+        """Coordinator side, before phase 1: check and prepare the base (may raise SafetyError)."""
+
+    def connect(self) -> None:  # noqa: B027 - optional hook
+        """Worker side: open connections. Called once per process before any operation."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections; the backend is not used afterwards."""
+
+    def read_marker(self) -> str | None:
+        """The namespace marker written after phase 1 (None when absent or unsupported)."""
+        return None
+
+    def write_marker(self, text: str) -> None:  # noqa: B027 - optional hook
+        """Record that phase 1 completed for a schedule (``text`` holds its hash)."""
+
+    def verify_namespace(self, rel_dirs: list[str]) -> None:  # noqa: B027 - optional hook
+        """Before phase 2: check the tree is safe to work in (raise ``SafetyError`` if not)."""
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for the run manifest (file system type, base path, server version ...)."""
+        return {"scheme": self.scheme, "url": self.url}
+
+    def native_paths(self, rel: pl.Series) -> pl.Series:
+        """Map the schedule's relative paths (``/a/b``) to what the operations take."""
+        return rel
+
+    def classify(self, exc: BaseException) -> Outcome:
+        """Map a failed operation's exception to an ``Outcome``."""
+        return classify_oserror(exc)
+
+    # ------------------------------------------------------------------ operations (sync)
+
+    @abstractmethod
+    def create(self, path: str) -> None:
+        """Create an empty file; fails with ``exists`` when it exists, ``not_found`` without parent."""
+
+    @abstractmethod
+    def open(self, path: str) -> None:
+        """Open a file for reading and close it (no data read)."""
+
+    @abstractmethod
+    def list_file(self, path: str) -> None:
+        """List a file's status (a listing of a single file)."""
+
+    @abstractmethod
+    def list_dir(self, path: str) -> list[str] | None:
+        """List a directory's entries; returns their names where the backend has them (the
+        replay ignores them, the conformance suite compares them)."""
+
+    @abstractmethod
+    def delete(self, path: str) -> None:
+        """Delete a file."""
+
+    @abstractmethod
+    def mkdirs(self, path: str) -> None:
+        """Make one directory whose parent exists; ``exists`` when it is already there."""
+
+    @abstractmethod
+    def rename(self, src: str, dst: str) -> None:
+        """Rename a file or an empty directory; ``exists`` when ``dst`` exists."""
+
+    @abstractmethod
+    def getfileinfo(self, path: str) -> None:
+        """Read a file's metadata."""
+
+    # ------------------------------------------------------------------ dispatch
+
+    def sync_ops(self) -> dict[OpCode, SyncOp]:
+        """One single-argument callable per op code (rename takes a ``(src, dst)`` tuple)."""
+        rename = self.rename
+
+        def rename_pair(pair: tuple[str, str]) -> None:
+            rename(pair[0], pair[1])
+
+        return {
+            OpCode.CREATE: self.create,
+            OpCode.OPEN: self.open,
+            OpCode.LIST_FILE: self.list_file,
+            OpCode.LIST_DIR: self.list_dir,
+            OpCode.DELETE: self.delete,
+            OpCode.MKDIRS: self.mkdirs,
+            OpCode.RENAME_FILE: rename_pair,
+            OpCode.RENAME_DIR: rename_pair,
+            OpCode.GETFILEINFO: self.getfileinfo,
+        }
+
+    def async_ops(self) -> dict[OpCode, AsyncOp]:
+        """Like ``sync_ops`` for async backends: ``aio_<name>`` coroutine functions."""
+        if not self.is_async:
+            raise TypeError(f"{type(self).__name__} is not an async backend")
+        names = {
+            OpCode.CREATE: "create",
+            OpCode.OPEN: "open",
+            OpCode.LIST_FILE: "list_file",
+            OpCode.LIST_DIR: "list_dir",
+            OpCode.DELETE: "delete",
+            OpCode.MKDIRS: "mkdirs",
+            OpCode.GETFILEINFO: "getfileinfo",
+        }
+        table: dict[OpCode, AsyncOp] = {op: getattr(self, f"aio_{name}") for op, name in names.items()}
+        aio_rename = getattr(self, "aio_rename")
+
+        async def rename_pair(pair: tuple[str, str]) -> None:
+            await aio_rename(pair[0], pair[1])
+
+        table[OpCode.RENAME_FILE] = rename_pair
+        table[OpCode.RENAME_DIR] = rename_pair
+        return table

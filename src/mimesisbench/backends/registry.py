@@ -1,0 +1,65 @@
+"""Backends by URL: ``posix:/some/dir``, ``memory``, ``null``, later ``hdfs://host:port/dir``.
+
+The URL is a backend's whole configuration, so every worker process (or a remote actor) opens
+its own instance from the same string. Third-party and test backends are named by import path:
+``py:package.module:ClassName`` optionally followed by ``?`` and free text the class parses
+itself; the class receives the whole URL.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import MappingProxyType
+
+from mimesisbench.backends.base import Backend
+from mimesisbench.errors import ConfigError
+
+#: scheme -> "module:Class" (read-only; imported lazily so unused backends cost nothing)
+BUILTIN_BACKENDS = MappingProxyType(
+    {
+        "posix": "mimesisbench.backends.posix:PosixBackend",
+        "memory": "mimesisbench.backends.memory:MemoryBackend",
+        "null": "mimesisbench.backends.null:NullBackend",
+        "hdfs": "mimesisbench.backends.hdfs:HdfsBackend",
+    }
+)
+
+
+def scheme_of(url: str) -> str:
+    """``posix:/x`` -> ``posix``; ``memory`` -> ``memory``; ``hdfs://h:1/x`` -> ``hdfs``."""
+    scheme, sep, _ = url.partition(":")
+    return scheme.strip().lower() if sep else url.strip().lower()
+
+
+def _load(target: str, url: str) -> type[Backend]:
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"backend {url!r}: module {module_name!r} is not available ({exc.name} missing)") from None
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise ConfigError(f"backend {url!r}: {target} is not a Backend class")
+    return cls
+
+
+def backend_class(url: str) -> type[Backend]:
+    """The class serving ``url`` (raises ``ConfigError`` for an unknown scheme)."""
+    if not url or not url.strip():
+        raise ConfigError("no backend given (use posix:/dir, memory or null)")
+    scheme = scheme_of(url)
+    if scheme == "py":
+        target = url.split(":", 1)[1].split("?", 1)[0]
+        if ":" not in target:
+            raise ConfigError(f"backend {url!r}: use py:package.module:ClassName")
+        return _load(target, url)
+    target = BUILTIN_BACKENDS.get(scheme)
+    if target is None:
+        known = ", ".join(sorted(BUILTIN_BACKENDS))
+        raise ConfigError(f"unknown backend {url!r} (known schemes: {known}; or py:module:Class)")
+    return _load(target, url)
+
+
+def open_backend(url: str) -> Backend:
+    """A new, unconnected backend instance for ``url``."""
+    return backend_class(url)(url)

@@ -1,0 +1,203 @@
+"""The local engine: one ``multiprocessing`` process and one pipe per worker.
+
+Processes are started with the ``forkserver`` context (``spawn`` where it is unavailable), so a
+worker never inherits the coordinator's threads or locks, and a dying worker cannot take the
+others' results with it: each worker writes its own part file.
+
+Messages, worker -> coordinator: ``("ready", ReadyInfo)``, ``("prepare_failed", index, text)``,
+``("progress", Progress)``, ``("done", WorkerResult)``. Coordinator -> worker: ``("start",
+wall_ns)``, ``("stop",)``. Workers ignore SIGINT: Ctrl-C reaches the coordinator, which stops
+them through their pipes so they can write what they measured.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import threading
+import time
+from collections.abc import Sequence
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from mimesisbench.engine.base import Crashed, EngineEvent
+from mimesisbench.errors import BackendError, MimesisError
+from mimesisbench.run.lanes import StopSignal, tighten_timer_slack
+from mimesisbench.run.worker import ReadyInfo, Worker, WorkerResult, WorkerSpec
+
+
+def _process_main(conn: Connection, spec: WorkerSpec) -> None:
+    """The body of a worker process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tighten_timer_slack()
+    send_lock = threading.Lock()
+
+    def send(message: tuple[Any, ...]) -> None:
+        with send_lock:
+            conn.send(message)
+
+    worker = Worker(spec)
+    try:
+        ready = worker.prepare()
+    except MimesisError as exc:
+        send(("prepare_failed", spec.index, str(exc)))
+        return
+    except Exception as exc:  # noqa: BLE001 - reported to the coordinator with its type
+        send(("prepare_failed", spec.index, f"{type(exc).__name__}: {exc}"))
+        return
+    send(("ready", ready))
+    try:
+        message = conn.recv()
+    except EOFError:
+        return
+    if message[0] != "start":
+        send(("done", WorkerResult(spec.index, "stopped", "stopped before the start", ready.events, 0, None)))
+        return
+    stop = StopSignal()
+
+    def listen() -> None:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                stop.set("stopped", "the coordinator went away")
+                return
+            if msg[0] == "stop":
+                stop.set("stopped", "stopped by the coordinator")
+                return
+
+    threading.Thread(target=listen, name="listener", daemon=True).start()
+    result = worker.run(int(message[1]), stop, on_progress=lambda p: send(("progress", p)))
+    send(("done", result))
+
+
+class LocalEngine:
+    """Workers as local processes (see module docstring)."""
+
+    def __init__(self, start_method: str | None = None) -> None:
+        methods = mp.get_all_start_methods()
+        method = start_method or ("forkserver" if "forkserver" in methods else "spawn")
+        self._ctx = mp.get_context(method)
+        if method == "forkserver":
+            self._ctx.set_forkserver_preload(["mimesisbench.engine.local"])
+        self._procs: dict[int, BaseProcess] = {}
+        self._conns: dict[int, Connection] = {}
+        self._ended: dict[int, WorkerResult | Crashed] = {}
+        self._ready: dict[int, ReadyInfo] = {}
+        self._failed: dict[int, str] = {}
+        self._stopped = False
+        self._started = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def prepare(self, specs: Sequence[WorkerSpec]) -> None:
+        for spec in specs:
+            parent, child = self._ctx.Pipe(duplex=True)
+            proc = self._ctx.Process(target=_process_main, args=(child, spec), name=f"mimesis-worker-{spec.index}")
+            proc.daemon = True
+            proc.start()
+            child.close()
+            self._procs[spec.index] = proc
+            self._conns[spec.index] = parent
+
+    def wait_ready(self, timeout_s: float) -> list[ReadyInfo]:
+        deadline = time.monotonic() + timeout_s
+        while len(self._ready) + len(self._failed) + len(self._ended) < len(self._procs):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BackendError(f"workers not ready after {timeout_s:.0f} s")
+            for event in self.poll(min(remaining, 0.5)):
+                if isinstance(event, Crashed):
+                    self._failed[event.index] = event.message
+        if self._failed:
+            index, text = sorted(self._failed.items())[0]
+            raise BackendError(f"worker {index} could not prepare: {text}")
+        return [self._ready[i] for i in sorted(self._ready)]
+
+    def start_at(self, wall_ns: int) -> None:
+        self._started = True
+        for index, conn in self._conns.items():
+            if index not in self._ended:
+                self._send(index, ("start", wall_ns))
+
+    def stop(self) -> None:
+        self._stopped = True
+        for index in self._conns:
+            if index not in self._ended:
+                self._send(index, ("stop",) if self._started else ("stop-before-start",))
+
+    def _send(self, index: int, message: tuple[Any, ...]) -> None:
+        try:
+            self._conns[index].send(message)
+        except (OSError, ValueError):
+            pass  # the worker is gone; its sentinel tells the rest
+
+    # ------------------------------------------------------------------ events
+
+    def _drain(self, index: int, out: list[EngineEvent]) -> None:
+        conn = self._conns[index]
+        try:
+            while conn.poll():
+                msg = conn.recv()
+                kind = msg[0]
+                if kind == "ready":
+                    self._ready[index] = msg[1]
+                elif kind == "prepare_failed":
+                    self._failed[index] = msg[2]
+                    out.append(Crashed(index, msg[2]))
+                    self._ended[index] = out[-1]  # type: ignore[assignment]
+                elif kind == "progress":
+                    out.append(msg[1])
+                elif kind == "done":
+                    self._ended[index] = msg[1]
+                    out.append(msg[1])
+        except (EOFError, OSError):
+            pass
+
+    def poll(self, timeout_s: float) -> list[EngineEvent]:
+        out: list[EngineEvent] = []
+        live = [i for i in self._procs if i not in self._ended]
+        if not live:
+            return out
+        handles: dict[Any, tuple[str, int]] = {}
+        for i in live:
+            handles[self._conns[i]] = ("conn", i)
+            handles[self._procs[i].sentinel] = ("proc", i)
+        for handle in wait(list(handles), timeout=timeout_s):
+            kind, index = handles[handle]
+            if index in self._ended:
+                continue
+            self._drain(index, out)
+            if kind == "proc" and index not in self._ended:
+                proc = self._procs[index]
+                proc.join(0.1)
+                self._drain(index, out)
+                if index not in self._ended:
+                    crashed = Crashed(index, f"worker process {index} died (exit code {proc.exitcode})")
+                    self._ended[index] = crashed
+                    out.append(crashed)
+        return out
+
+    def collect(self, timeout_s: float) -> list[WorkerResult | Crashed]:
+        deadline = time.monotonic() + timeout_s
+        while len(self._ended) < len(self._procs):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                for index in self._procs:
+                    if index not in self._ended:
+                        self._ended[index] = Crashed(index, f"worker {index} did not end within {timeout_s:.0f} s")
+                break
+            self.poll(min(remaining, 0.5))
+        return [self._ended[i] for i in sorted(self._ended)]
+
+    def close(self) -> None:
+        if len(self._ended) < len(self._procs):
+            self.stop()  # workers still waiting for the start (or running) end on their own
+        for proc in self._procs.values():
+            proc.join(timeout=2.0)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=2.0)
+        for conn in self._conns.values():
+            conn.close()

@@ -1,0 +1,57 @@
+"""The run's configuration: a frozen, validated value, saved as ``config.json`` in every run."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from mimesisbench.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to replay, against what, and how.
+
+    ``time_scale`` multiplies the schedule's times: 1 replays in real time, 0.5 twice as fast,
+    0 issues everything as fast as possible (no pacing; drift control is then off).
+    ``max_drift_s`` is how far any worker may fall behind before the run stops (None: never).
+    ``workers`` None means one worker per file type (the paper's default).
+    ``concurrency`` None means the backend's default number of lanes per worker.
+    """
+
+    schedule: str
+    backend: str
+    out: str = "runs"
+    workers: int | None = None
+    concurrency: int | None = None
+    max_drift_s: float | None = 2.0
+    time_scale: float = 1.0
+    reuse: bool = False
+    skip_phase1: bool = False
+    phase1_threads: int = 4
+    start_margin_s: float = 0.5
+    ready_timeout_s: float = 600.0
+    engine: str = "local"
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.time_scale) or self.time_scale < 0:
+            raise ConfigError(f"--time-scale must be 0 or more (got {self.time_scale})")
+        if self.max_drift_s is not None and (not math.isfinite(self.max_drift_s) or self.max_drift_s <= 0):
+            raise ConfigError(f"--max-drift must be positive (got {self.max_drift_s})")
+        if self.workers is not None and self.workers < 1:
+            raise ConfigError(f"--workers must be at least 1 (got {self.workers})")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1 (got {self.concurrency})")
+        if self.phase1_threads < 1:
+            raise ConfigError(f"phase 1 threads must be at least 1 (got {self.phase1_threads})")
+        if self.start_margin_s < 0:
+            raise ConfigError("the start margin must not be negative")
+        if self.engine != "local":
+            raise ConfigError(f"unknown engine {self.engine!r} (available: local)")
+
+    def resolved(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schedule"] = str(Path(self.schedule).resolve())
+        return data

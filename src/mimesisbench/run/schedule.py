@@ -1,0 +1,191 @@
+"""Reading a schedule directory (format v1, see ``mimesisbench.synth.format``) for replay."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from mimesisbench.errors import ScheduleError
+from mimesisbench.synth import format as fmt
+
+_REQUIRED = {
+    fmt.DIRECTORIES: ("dir_id", "parent_id", "depth", "type", "path", "pre_existing"),
+    fmt.FILES: ("file_id", "type", "dir_id", "pre_existing"),
+    fmt.EVENTS: ("time_us", "op", "type", "target", "generation", "seq"),
+}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A loaded schedule: its manifest and its three tables (read once, never modified)."""
+
+    root: Path
+    manifest: dict[str, Any]
+    directories: pl.DataFrame
+    files: pl.DataFrame
+    events: pl.DataFrame
+
+    @property
+    def n_events(self) -> int:
+        return self.events.height
+
+    def namespace_hash(self) -> str:
+        """A hash of the namespace phase 1 builds (pre-existing directories and files)."""
+        h = hashlib.sha256()
+        dirs = self.directories.filter(pl.col("pre_existing")).select("dir_id", "path").sort("dir_id")
+        files = self.files.filter(pl.col("pre_existing")).select("file_id", "type", "dir_id").sort("file_id")
+        h.update(f"dirs {dirs.height}\n".encode())
+        h.update(dirs["dir_id"].cast(pl.Int64).to_numpy().tobytes())
+        h.update("\n".join(dirs["path"].to_list()).encode())
+        h.update(f"files {files.height}\n".encode())
+        for col in ("file_id", "type", "dir_id"):
+            h.update(files[col].cast(pl.Int64).to_numpy().tobytes())
+        return h.hexdigest()
+
+
+def _read_table(root: Path, name: str) -> pl.DataFrame:
+    path = root / name
+    if not path.is_file():
+        raise ScheduleError(f"schedule {root}: {name} is missing")
+    try:
+        frame = pl.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a bad input file
+        raise ScheduleError(f"schedule {root}: cannot read {name}: {exc}") from None
+    missing = [c for c in _REQUIRED[name] if c not in frame.columns]
+    if missing:
+        raise ScheduleError(f"schedule {root}: {name} lacks column(s) {', '.join(missing)}")
+    return frame
+
+
+def load_schedule(path: str | Path) -> Schedule:
+    """Read and check a schedule directory; raises ``ScheduleError`` naming what is wrong."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ScheduleError(f"schedule {root} is not a directory")
+    try:
+        manifest = json.loads((root / fmt.MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScheduleError(f"schedule {root}: {fmt.MANIFEST} is missing") from None
+    except (OSError, ValueError) as exc:
+        raise ScheduleError(f"schedule {root}: cannot read {fmt.MANIFEST}: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != fmt.SCHEDULE_FORMAT:
+        raise ScheduleError(f"schedule {root}: {fmt.MANIFEST} is not a {fmt.SCHEDULE_FORMAT} manifest")
+    if manifest.get("version") != fmt.SCHEDULE_VERSION:
+        raise ScheduleError(
+            f"schedule {root}: format version {manifest.get('version')!r} (this tool reads {fmt.SCHEDULE_VERSION})"
+        )
+    dirs = _read_table(root, fmt.DIRECTORIES)
+    files = _read_table(root, fmt.FILES)
+    events = _read_table(root, fmt.EVENTS)
+    if dirs.height == 0 or dirs.filter(pl.col("dir_id") == 0).height != 1:
+        raise ScheduleError(f"schedule {root}: {fmt.DIRECTORIES} has no root directory (dir_id 0)")
+    if dirs["dir_id"].n_unique() != dirs.height:
+        raise ScheduleError(f"schedule {root}: {fmt.DIRECTORIES} repeats a dir_id")
+    if files["file_id"].n_unique() != files.height:
+        raise ScheduleError(f"schedule {root}: {fmt.FILES} repeats a file_id")
+    known_ops = [int(op) for op in fmt.OpCode]
+    if events.height and not events["op"].cast(pl.Int64).is_in(known_ops).all():
+        raise ScheduleError(f"schedule {root}: {fmt.EVENTS} holds an unknown op code")
+    events = events.sort(["time_us", "seq"], maintain_order=True)
+    return Schedule(root=root, manifest=manifest, directories=dirs, files=files, events=events)
+
+
+def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``events`` (default: all) with ``path``, ``path2`` (rename target, else null), ``file_type``
+    (the owning file's type, null for directory operations) and ``key`` (one per file or
+    directory: events with the same key must run in order).
+
+    Paths are relative to the base and start with ``/``.
+    """
+    ev = (schedule.events if events is None else events).drop(["file_type", "key"], strict=False)
+    dirs = schedule.directories.select(pl.col("dir_id").cast(pl.Int64), pl.col("path").alias("dir_path"))
+    files = schedule.files.select(
+        pl.col("file_id").cast(pl.Int64),
+        pl.col("type").cast(pl.Int64).alias("file_type"),
+        pl.col("dir_id").cast(pl.Int64).alias("file_dir"),
+    )
+    on_dir = pl.col("op").cast(pl.Int64).is_in([int(op) for op in fmt.OpCode if op.on_directory])
+    frame = ev.with_columns(on_dir.alias("_on_dir"), pl.col("target").cast(pl.Int64).alias("_target"))
+    frame = frame.join(files, left_on="_target", right_on="file_id", how="left", maintain_order="left")
+    frame = frame.with_columns(
+        pl.when(pl.col("_on_dir")).then(pl.col("_target")).otherwise(pl.col("file_dir")).alias("_dir")
+    )
+    frame = frame.join(dirs, left_on="_dir", right_on="dir_id", how="left", maintain_order="left")
+    bad_dir = frame.filter(pl.col("dir_path").is_null())
+    if bad_dir.height:
+        row = bad_dir.row(0, named=True)
+        raise ScheduleError(f"schedule {schedule.root}: event seq {row['seq']} names an unknown file or directory")
+    gen = pl.col("generation").cast(pl.Int64)
+
+    def file_name(generation: pl.Expr) -> pl.Expr:
+        base = pl.format("t{}_{}", pl.col("file_type"), pl.col("_target"))
+        return pl.when(generation == 0).then(base).otherwise(pl.format("{}.r{}", base, generation))
+
+    def in_dir(name: pl.Expr) -> pl.Expr:
+        return pl.when(pl.col("dir_path") == "/").then(pl.lit("/") + name).otherwise(
+            pl.format("{}/{}", pl.col("dir_path"), name)
+        )
+
+    def dir_name(generation: pl.Expr) -> pl.Expr:
+        return pl.when(generation == 0).then(pl.col("dir_path")).otherwise(
+            pl.format("{}.r{}", pl.col("dir_path"), generation)
+        )
+
+    is_rename = pl.col("op").cast(pl.Int64).is_in([int(fmt.OpCode.RENAME_FILE), int(fmt.OpCode.RENAME_DIR)])
+    frame = frame.with_columns(
+        pl.when(pl.col("_on_dir")).then(dir_name(gen)).otherwise(in_dir(file_name(gen))).alias("path"),
+        pl.when(~is_rename)
+        .then(pl.lit(None, dtype=pl.String))
+        .when(pl.col("_on_dir"))
+        .then(dir_name(gen + 1))
+        .otherwise(in_dir(file_name(gen + 1)))
+        .alias("path2"),
+        pl.when(pl.col("_on_dir")).then(pl.lit(None, dtype=pl.Int64)).otherwise(pl.col("file_type")).alias("file_type"),
+        pl.when(pl.col("_on_dir")).then(pl.col("_target") * 2 + 1).otherwise(pl.col("_target") * 2).alias("key"),
+    )
+    missing_file = frame.filter(~pl.col("_on_dir") & pl.col("file_type").is_null())
+    if missing_file.height:
+        row = missing_file.row(0, named=True)
+        raise ScheduleError(f"schedule {schedule.root}: event seq {row['seq']} names file {row['target']} not in files")
+    return frame.drop("_on_dir", "_target", "file_dir", "_dir", "dir_path")
+
+
+def owner_columns(schedule: Schedule) -> pl.DataFrame:
+    """The events with ``idx`` (row number), ``key`` (one per file or directory) and
+    ``file_type`` (null for directory operations): what partitioning needs, without paths."""
+    files = schedule.files.select(
+        pl.col("file_id").cast(pl.Int64).alias("_fid"), pl.col("type").cast(pl.Int64).alias("file_type")
+    )
+    on_dir = pl.col("op").cast(pl.Int64).is_in([int(op) for op in fmt.OpCode if op.on_directory])
+    frame = schedule.events.with_row_index("idx").with_columns(
+        on_dir.alias("_on_dir"), pl.col("target").cast(pl.Int64).alias("_fid")
+    )
+    frame = frame.join(files, on="_fid", how="left", maintain_order="left")
+    return frame.with_columns(
+        pl.when(pl.col("_on_dir")).then(pl.col("_fid") * 2 + 1).otherwise(pl.col("_fid") * 2).alias("key"),
+        pl.when(pl.col("_on_dir")).then(pl.lit(None, dtype=pl.Int64)).otherwise(pl.col("file_type")).alias("file_type"),
+    ).drop("_on_dir", "_fid")
+
+
+def namespace_paths(schedule: Schedule) -> tuple[pl.DataFrame, pl.Series]:
+    """Phase 1's work: pre-existing directories (``path``, ``depth``) and files (paths)."""
+    dirs = (
+        schedule.directories.filter(pl.col("pre_existing") & (pl.col("dir_id") != 0))
+        .select("path", pl.col("depth").cast(pl.Int64))
+        .sort("depth", "path")
+    )
+    files = schedule.files.filter(pl.col("pre_existing")).join(
+        schedule.directories.select("dir_id", pl.col("path").alias("dir_path")), on="dir_id", how="left"
+    )
+    if files.filter(pl.col("dir_path").is_null()).height:
+        raise ScheduleError(f"schedule {schedule.root}: a pre-existing file names an unknown directory")
+    name = pl.format("t{}_{}", pl.col("type"), pl.col("file_id"))
+    paths = files.select(
+        pl.when(pl.col("dir_path") == "/").then(pl.lit("/") + name).otherwise(pl.format("{}/{}", pl.col("dir_path"), name))
+    ).to_series()
+    return dirs, paths.alias("path")

@@ -1,0 +1,295 @@
+"""A worker: loads its share of the schedule, opens its backend, replays at the barrier.
+
+The worker knows nothing about processes, pipes or actors: an engine calls ``prepare`` (returns
+``ReadyInfo``), then ``run(start_wall_ns, stop, on_progress)`` (returns ``WorkerResult``), from
+whatever process, thread or actor it lives in. Measured samples go to a part file
+(``parts/worker-<i>.npz``: event row, start/end ns after the barrier, outcome) written even when
+the run stops early, so a crash of *another* worker loses nothing here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from mimesisbench.backends.base import Backend
+from mimesisbench.backends.registry import open_backend
+from mimesisbench.run import lanes as lanes_mod
+from mimesisbench.run.clock import wall_to_monotonic_ns
+from mimesisbench.run.lanes import Lane, StopSignal
+from mimesisbench.run.partition import PartitionPlan, lane_of, worker_expr
+from mimesisbench.run.phase1 import build_namespace
+from mimesisbench.run.schedule import event_paths, load_schedule, owner_columns
+from mimesisbench.synth.format import OpCode
+
+PROGRESS_EVERY_S = 0.5
+#: the interpreter's thread switch interval during the replay (CPython's default is 5 ms)
+SWITCH_INTERVAL_S = 0.0002
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything a worker needs (picklable; sent to a process or an actor)."""
+
+    index: int
+    schedule_dir: str
+    backend_url: str
+    plan: PartitionPlan
+    parts_dir: str
+    time_scale: float = 1.0
+    max_drift_ns: int | None = 2_000_000_000
+    concurrency: int | None = None
+    build_namespace: bool = False
+
+
+@dataclass(frozen=True)
+class ReadyInfo:
+    index: int
+    events: int
+    lanes: int
+    prepare_s: float
+    pid: int
+    host: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    index: int
+    issued: int
+    total: int
+    lag_ns: int
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    """How a worker ended. ``status``: complete, stopped, drift, failed (crashed is the engine's)."""
+
+    index: int
+    status: str
+    message: str
+    total: int
+    issued: int
+    part_path: str | None
+    origin_monotonic_ns: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class Worker:
+    """One worker's replay (runtime object; built from a ``WorkerSpec``)."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self.backend: Backend | None = None
+        self.lanes_: list[Lane] = []
+        self.rows_: np.ndarray = np.zeros(0, dtype=np.int64)
+
+    # ------------------------------------------------------------------ prepare
+
+    def prepare(self) -> ReadyInfo:
+        t0 = time.perf_counter()
+        spec = self.spec
+        schedule = load_schedule(spec.schedule_dir)
+        owners = owner_columns(schedule)
+        mine = owners.filter(worker_expr(spec.plan) == spec.index)
+        frame = event_paths(schedule, mine)
+        backend = open_backend(spec.backend_url)
+        backend.connect()
+        self.backend = backend
+        if spec.build_namespace and not backend.stateless:
+            build_namespace(backend, schedule, threads=1, show_progress=False)
+        n_lanes = spec.concurrency or backend.default_concurrency
+        if not backend.thread_safe and not backend.is_async:
+            n_lanes = 1
+        n_lanes = max(1, min(n_lanes, max(1, frame.height)))
+        paths = backend.native_paths(frame["path"])
+        paths2 = backend.native_paths(frame["path2"])
+        scale = float(spec.time_scale)
+        due = np.round(frame["time_us"].cast(pl.Float64).to_numpy() * (1000.0 * scale)).astype(np.int64)
+        ops = frame["op"].cast(pl.UInt8).to_numpy()
+        self.rows_ = frame["idx"].cast(pl.Int64).to_numpy()
+        lane_ids = lane_of(frame["key"], n_lanes).to_numpy()
+        has_rename = frame["path2"].is_not_null().to_numpy()
+        self.lanes_ = []
+        for lane_id in range(n_lanes):
+            pos = np.flatnonzero(lane_ids == lane_id)
+            idx = pl.Series(pos)
+            self.lanes_.append(
+                Lane(
+                    rows=pos.astype(np.int64),
+                    ops=ops[pos],
+                    due_ns=due[pos],
+                    paths=paths.gather(idx),
+                    paths2=paths2.gather(idx) if has_rename[pos].any() else None,
+                )
+            )
+        budget = lanes_mod.PRELOAD_LIMIT
+        for lane in self.lanes_:
+            if lane.preload(budget):
+                budget -= len(lane)
+        return ReadyInfo(
+            index=spec.index,
+            events=frame.height,
+            lanes=n_lanes,
+            prepare_s=time.perf_counter() - t0,
+            pid=os.getpid(),
+            host=os.uname().nodename,
+        )
+
+    # ------------------------------------------------------------------ run
+
+    def run(
+        self,
+        start_wall_ns: int,
+        stop: StopSignal,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> WorkerResult:
+        """Replay from the barrier; returns after every lane ended (done or stopped)."""
+        if self.backend is None:
+            raise RuntimeError("prepare() first")
+        backend = self.backend
+        origin = wall_to_monotonic_ns(start_wall_ns)
+        max_drift = lanes_mod.NO_LIMIT
+        if self.spec.max_drift_ns is not None and self.spec.time_scale > 0:
+            max_drift = int(self.spec.max_drift_ns)
+        errors: list[BaseException] = []
+        kwargs = {"classify": backend.classify, "op_errors": backend.op_errors, "max_drift_ns": max_drift}
+        threads: list[threading.Thread] = []
+        if backend.is_async:
+            afns = _table(backend.async_ops())
+
+            async def main() -> None:
+                tasks = [lanes_mod.run_async_lane(lane, afns, origin, stop, **kwargs) for lane in self.lanes_]
+                results = await asyncio.gather(*tasks, return_exceptions=True)
+                errors.extend(r for r in results if isinstance(r, BaseException))
+
+            threads.append(threading.Thread(target=asyncio.run, args=(main(),), name="lanes-async", daemon=True))
+        else:
+            fns = _table(backend.sync_ops())
+            # one lane: sleep, then a pure spin for the last SPIN_NS (nobody else needs the GIL);
+            # several lanes: sleep only (a spinning lane would keep woken lanes from the GIL)
+            yield_spin = len(self.lanes_) > 1
+            spin_ns = 0 if yield_spin else lanes_mod.SPIN_NS
+
+            def lane_main(lane: Lane) -> None:
+                try:
+                    lanes_mod.run_sync_lane(
+                        lane, fns, origin, stop, yield_spin=yield_spin, spin_ns=spin_ns,
+                        paced=self.spec.time_scale > 0, **kwargs
+                    )
+                except BaseException as exc:  # noqa: BLE001 - reported through the result
+                    errors.append(exc)
+
+            for i, lane in enumerate(self.lanes_):
+                threads.append(threading.Thread(target=lane_main, args=(lane,), name=f"lane-{i}", daemon=True))
+        # no cyclic garbage collection pauses during the replay (the lanes allocate no cycles)
+        gc_was_enabled = gc.isenabled()
+        gc.collect()
+        gc.freeze()
+        gc.disable()
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)  # a lane waiting for the GIL waits less
+        try:
+            for t in threads:
+                t.start()
+            self._wait(threads, origin, on_progress)
+        finally:
+            sys.setswitchinterval(switch)
+            if gc_was_enabled:
+                gc.enable()
+            gc.unfreeze()
+        part = self.write_part(origin)
+        issued = sum(lane.count for lane in self.lanes_)
+        total = sum(len(lane) for lane in self.lanes_)
+        status, message = "complete", ""
+        if stop.reason is not None:
+            status, message = stop.reason, stop.message
+        elif issued < total:
+            status, message = "failed", "a lane ended early"
+        if errors and status == "complete":
+            status, message = "failed", f"{type(errors[0]).__name__}: {errors[0]}"
+        try:
+            backend.close()
+        except Exception as exc:  # noqa: BLE001 - closing is best effort; the samples are kept
+            message = message or f"closing the backend failed: {exc}"
+        return WorkerResult(
+            index=self.spec.index,
+            status=status,
+            message=message,
+            total=total,
+            issued=issued,
+            part_path=str(part),
+            origin_monotonic_ns=origin,
+        )
+
+    def _wait(
+        self, threads: list[threading.Thread], origin: int, on_progress: Callable[[Progress], None] | None
+    ) -> None:
+        while True:
+            alive = [t for t in threads if t.is_alive()]
+            if not alive:
+                return
+            alive[0].join(PROGRESS_EVERY_S)
+            if on_progress is not None:
+                on_progress(self.progress(origin))
+
+    def progress(self, origin: int) -> Progress:
+        now_rel = time.monotonic_ns() - origin
+        return Progress(
+            index=self.spec.index,
+            issued=sum(lane.count for lane in self.lanes_),
+            total=sum(len(lane) for lane in self.lanes_),
+            lag_ns=max((lane.lag_ns(now_rel) for lane in self.lanes_), default=0),
+        )
+
+    def write_part(self, origin: int) -> Path:
+        """Write what every lane recorded (a prefix of each lane), times relative to the barrier."""
+        rows, starts, ends, outs = [], [], [], []
+        for lane in self.lanes_:
+            c = lane.count
+            rows.append(self.rows_[lane.rows[:c]])
+            starts.append(lane.start_ns[:c] - origin)
+            ends.append(lane.end_ns[:c] - origin)
+            outs.append(lane.outcome[:c])
+        arrays = {
+            "row": np.concatenate(rows) if rows else np.zeros(0, np.int64),
+            "start_ns": np.concatenate(starts) if starts else np.zeros(0, np.int64),
+            "end_ns": np.concatenate(ends) if ends else np.zeros(0, np.int64),
+            "outcome": np.concatenate(outs) if outs else np.zeros(0, np.uint8),
+        }
+        return write_part_file(Path(self.spec.parts_dir), self.spec.index, arrays)
+
+
+def write_part_file(parts_dir: Path, index: int, arrays: dict[str, np.ndarray]) -> Path:
+    """Atomically write one worker's samples (``row``, ``start_ns``, ``end_ns``, ``outcome``)."""
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    final = parts_dir / f"worker-{index}.npz"
+    tmp = parts_dir / f"worker-{index}.tmp.npz"
+    np.savez(tmp, **arrays)
+    os.replace(tmp, final)
+    return final
+
+
+def _table(mapping: dict[OpCode, object]) -> list:  # type: ignore[type-arg]
+    table: list[object] = [None] * (max(int(op) for op in OpCode) + 1)
+    for op, fn in mapping.items():
+        table[int(op)] = fn
+    return table
+
+
+def run_worker_inline(
+    spec: WorkerSpec, start_wall_ns: int, stop: StopSignal | None = None
+) -> tuple[ReadyInfo, WorkerResult]:
+    """Prepare and run one worker in the calling thread (for tests and benchmarks)."""
+    worker = Worker(spec)
+    ready = worker.prepare()
+    return ready, worker.run(start_wall_ns, stop or StopSignal())

@@ -1,0 +1,158 @@
+"""``mimesisbench report`` (HTML with figures), ``compare`` (baseline vs contender) and ``runs`` (catalog)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from mimesisbench.errors import ConfigError
+
+
+def _side_dirs(paths: tuple[Path, ...]) -> list[Path]:
+    """Run directories of one side: each path is a run directory or a folder of run directories."""
+    from mimesisbench.results.load import find_run_dirs, is_run_dir
+
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir() and not is_run_dir(path):
+            found = find_run_dirs(path)
+            if found:
+                out.extend(found)
+                continue
+        out.append(path)  # load_run explains what is wrong with it
+    return out
+
+
+def _console(min_width: int) -> Console:
+    """The terminal's width, or ``min_width`` columns when printing to a pipe or file."""
+    console = Console()
+    return console if console.is_terminal else Console(width=min_width)
+
+
+def _json_default(value: object) -> Any:
+    if hasattr(value, "isoformat"):
+        return value.isoformat()  # type: ignore[no-any-return]
+    return str(value)
+
+
+@click.command("report")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="Folder receiving index.html and figures/.")
+@click.option("--title", default=None, help="Page title (default: the run id or the number of runs).")
+@click.option("--max-points", type=int, default=900, show_default=True, help="Most points per time series (bins widen to fit).")
+def report_command(run_dirs: tuple[Path, ...], out: Path, title: str | None, max_points: int) -> None:
+    """Write an HTML report (SVG figures inline, SVG and PNG files beside it) of one or more runs.
+
+    Each RUN_DIR is a run directory, or a folder whose run directories are all included. With
+    several runs at different loads the report adds the throughput-latency knee curve.
+    """
+    from mimesisbench.report.build import ReportOptions, build_report
+
+    if max_points < 10:
+        raise ConfigError(f"--max-points must be at least 10 (got {max_points})")
+    result = build_report(_side_dirs(run_dirs), out, ReportOptions(max_points=max_points, title=title))
+    click.echo(
+        f"report of {result.runs} run(s): {result.html_path} ({result.html_bytes / 1e6:.2f} MB, "
+        f"{len(result.figure_files)} figure files, {result.seconds:.1f} s)"
+    )
+
+
+@click.command("compare")
+@click.argument("positional", nargs=-1, type=click.Path(path_type=Path), metavar="[BASELINE CONTENDER]")
+@click.option("--baseline", "-a", "baseline", multiple=True, type=click.Path(path_type=Path), help="A baseline run (repeatable).")
+@click.option("--contender", "-b", "contender", multiple=True, type=click.Path(path_type=Path), help="A contender run (repeatable).")
+@click.option("--op", "ops", multiple=True, help="Show only these operations (repeatable; 'all' for the total).")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+@click.option("--bootstrap", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and subsampling.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare_command(
+    positional: tuple[Path, ...],
+    baseline: tuple[Path, ...],
+    contender: tuple[Path, ...],
+    ops: tuple[str, ...],
+    alpha: float,
+    bootstrap: int,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Compare a baseline with a contender, per operation, with run-to-run noise in mind.
+
+    Either two positional paths (BASELINE CONTENDER: each a run directory or a folder of repeated
+    runs) or --baseline/--contender repeated once per run. With repeated runs on both sides it
+    reports the coefficient of variation and whether each change is significant (Welch's t-test,
+    bootstrap interval); a Mann-Whitney U test compares the raw latency samples.
+    """
+    from mimesisbench.analysis.compare import CompareOptions, compare_runs
+    from mimesisbench.report.terminal import comparison_renderable
+    from mimesisbench.results.load import load_runs
+
+    if positional and (baseline or contender):
+        raise ConfigError("give either BASELINE CONTENDER as two arguments or --baseline/--contender, not both")
+    if positional:
+        if len(positional) != 2:
+            raise ConfigError(f"expected two paths, BASELINE and CONTENDER (got {len(positional)}); use --baseline/--contender for more runs")
+        baseline, contender = (positional[0],), (positional[1],)
+    if not baseline or not contender:
+        raise ConfigError("need at least one baseline and one contender run (BASELINE CONTENDER, or --baseline and --contender)")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"--alpha must be between 0 and 1 (got {alpha})")
+    if bootstrap < 100:
+        raise ConfigError(f"--bootstrap must be at least 100 (got {bootstrap})")
+    base_runs = load_runs(_side_dirs(baseline))
+    cont_runs = load_runs(_side_dirs(contender))
+    comparison = compare_runs(base_runs, cont_runs, CompareOptions(alpha=alpha, bootstrap=bootstrap, seed=seed))
+    if as_json:
+        data = comparison.to_json()
+        if ops:
+            data["operations"] = {k: v for k, v in data["operations"].items() if k in ops}
+        click.echo(json.dumps(data, indent=2, default=_json_default))
+        return
+    _console(160).print(comparison_renderable(comparison, ops=ops or None))
+
+
+@click.command("runs")
+@click.argument("directory", required=False, default="runs", type=click.Path(path_type=Path))
+@click.option("--where", "where", default=None, help="SQL condition on the runs table, e.g. \"complete AND backend_scheme = 'posix'\".")
+@click.option("--sql", "sql", default=None, help="Any SQL query over the tables runs, ops, types and the view samples.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def runs_command(directory: Path, where: str | None, sql: str | None, as_json: bool) -> None:
+    """List the runs found (recursively) under DIRECTORY (default ./runs) with their key figures.
+
+    Backed by an in-memory DuckDB: tables runs (one row per run), ops and types (figures per
+    operation and per file type) and the view samples (every raw sample, with run_id).
+    """
+    from mimesisbench.report.terminal import query_renderable, runs_renderable
+    from mimesisbench.results.catalog import open_catalog
+
+    if where and sql:
+        raise ConfigError("give --where or --sql, not both")
+    catalog = open_catalog(directory)
+    try:
+        console = _console(200)
+        if sql:
+            result = catalog.query(sql)
+            if as_json:
+                click.echo(json.dumps(result.records(), indent=2, default=_json_default))
+            else:
+                console.print(query_renderable(result))
+            return
+        result = catalog.list_runs(where)
+        ids = [str(r["run_id"]) for r in result.records()]
+        p99 = catalog.p99_by_op(ids)
+        if as_json:
+            records = result.records()
+            for record in records:
+                record["p99_ms_by_op"] = p99.get(str(record["run_id"]), {})
+            click.echo(json.dumps(records, indent=2, default=_json_default))
+        else:
+            console.print(runs_renderable(result, p99, catalog.skipped))
+    finally:
+        catalog.close()
+
+
+COMMANDS: list[click.Command] = [report_command, compare_command, runs_command]

@@ -1,0 +1,1 @@
+"""Rendering of run results: matplotlib figures, the HTML report, terminal tables (no statistics)."""

@@ -1,0 +1,134 @@
+"""A reference checker: replay a schedule against a set-based namespace model.
+
+The model holds the set of existing directory paths and file paths (strings, built the way the
+replay engine builds them: directory path + ``file_name(id, type, generation)``). Phase 1 adds
+the pre-existing directories and files; then every event must be valid at its time: its path
+exists (or, for creations, does not exist and its parent does), times do not go backwards,
+``seq`` increases and nothing lies past the window. Meant for tests and debugging (one Python
+step per event), not for Yahoo-scale schedules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mimesisbench.synth.format import OpCode, dir_rename_name, file_name
+from mimesisbench.synth.store import ScheduleTables, read_schedule
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    events_checked: int
+    first_invalid: int | None = None  # row index into events.parquet
+    message: str = ""
+
+
+def _join(parent: str, name: str) -> str:
+    return ("" if parent == "/" else parent) + "/" + name
+
+
+def check_schedule(schedule: ScheduleTables | str | Path) -> CheckResult:
+    """Replay ``schedule`` and report the first invalid event, if any."""
+    tables = schedule if isinstance(schedule, ScheduleTables) else read_schedule(schedule)
+    dirs = tables.directories.sort("dir_id")
+    dir_path: list[str] = dirs.get_column("path").to_list()
+    dir_parent: list[int] = dirs.get_column("parent_id").to_list()
+    dir_pre: list[bool] = dirs.get_column("pre_existing").to_list()
+    dir_gen = [0] * len(dir_path)
+    files = tables.files.sort("file_id")
+    f_type: list[int] = files.get_column("type").to_list()
+    f_dir: list[int] = files.get_column("dir_id").to_list()
+    f_pre: list[bool] = files.get_column("pre_existing").to_list()
+
+    live_dirs = {p for p, pre in zip(dir_path, dir_pre) if pre}
+    children: dict[str, int] = {}
+    for p in live_dirs:
+        if p != "/":
+            parent = p.rsplit("/", 1)[0] or "/"
+            children[parent] = children.get(parent, 0) + 1
+    live_files: set[str] = set()
+    for fid, (ty, d, pre) in enumerate(zip(f_type, f_dir, f_pre)):
+        if pre:
+            live_files.add(_join(dir_path[d], file_name(fid, ty, 0)))
+            children[dir_path[d]] = children.get(dir_path[d], 0) + 1
+
+    window_us = int(tables.manifest.get("window_ms", 0)) * 1000
+    ev = tables.events
+    cols = [ev.get_column(c).to_list() for c in ("time_us", "op", "type", "target", "generation", "seq")]
+    last_time, last_seq = -1, -1
+    for i, (t, op_raw, ty, target, gen, seq) in enumerate(zip(*cols)):
+        op = OpCode(op_raw)
+
+        def bad(why: str, _i: int = i, _op: OpCode = op) -> CheckResult:
+            return CheckResult(False, _i, _i, f"event {_i} ({_op.label} at {t} us, target {target}): {why}")
+
+        if t < last_time or seq <= last_seq:
+            return bad("out of order")
+        if t < 0 or (window_us > 0 and t >= window_us):
+            return bad(f"outside the window [0, {window_us}) us")
+        last_time, last_seq = t, seq
+        if op.on_directory:
+            if not 0 <= target < len(dir_path):
+                return bad("unknown directory id")
+            path = dir_rename_name(dir_path[target], dir_gen[target])
+            if op == OpCode.LIST_DIR:
+                if path not in live_dirs:
+                    return bad(f"directory {path} does not exist")
+            elif op == OpCode.MKDIRS:
+                parent = dir_path[dir_parent[target]]
+                if dir_pre[target]:
+                    return bad("mkdirs of a pre-existing directory")
+                if parent not in live_dirs:
+                    return bad(f"parent {parent} does not exist")
+                if path in live_dirs:
+                    return bad(f"directory {path} exists already")
+                live_dirs.add(path)
+                children[parent] = children.get(parent, 0) + 1
+            else:  # RENAME_DIR
+                if gen != dir_gen[target]:
+                    return bad(f"generation {gen}, but the directory is at generation {dir_gen[target]}")
+                new = dir_rename_name(dir_path[target], gen + 1)
+                if path not in live_dirs:
+                    return bad(f"directory {path} does not exist")
+                if new in live_dirs:
+                    return bad(f"rename destination {new} exists")
+                if children.get(path, 0):
+                    return bad(f"directory {path} is not empty")
+                live_dirs.discard(path)
+                live_dirs.add(new)
+                dir_gen[target] += 1
+            continue
+        if not 0 <= target < len(f_type):
+            return bad("unknown file id")
+        if ty != f_type[target]:
+            return bad(f"type {ty}, but the file is of type {f_type[target]}")
+        parent = dir_path[f_dir[target]]
+        path = _join(parent, file_name(target, f_type[target], gen))
+        if op == OpCode.CREATE:
+            if f_pre[target]:
+                return bad("create of a pre-existing file")
+            if parent not in live_dirs:
+                return bad(f"directory {parent} does not exist")
+            if path in live_files:
+                return bad(f"file {path} exists already")
+            live_files.add(path)
+            children[parent] = children.get(parent, 0) + 1
+        elif op in (OpCode.OPEN, OpCode.LIST_FILE, OpCode.GETFILEINFO):
+            if path not in live_files:
+                return bad(f"file {path} does not exist")
+        elif op == OpCode.DELETE:
+            if path not in live_files:
+                return bad(f"file {path} does not exist")
+            live_files.discard(path)
+            children[parent] -= 1
+        elif op == OpCode.RENAME_FILE:
+            new = _join(parent, file_name(target, f_type[target], gen + 1))
+            if path not in live_files:
+                return bad(f"file {path} does not exist")
+            if new in live_files:
+                return bad(f"rename destination {new} exists")
+            live_files.discard(path)
+            live_files.add(new)
+    return CheckResult(True, len(cols[0]))

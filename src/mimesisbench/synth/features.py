@@ -1,0 +1,108 @@
+"""Per-file features of a schedule, straight from its arrays (no paths): for fidelity checks.
+
+All times are microseconds from t0; -1 means "none in the window".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mimesisbench.synth.format import OpCode
+from mimesisbench.synth.store import ScheduleTables
+
+I64 = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class FileFeatures:
+    """One entry per file id."""
+
+    ftype: NDArray[np.int16]
+    pre: NDArray[np.bool_]
+    depth: NDArray[np.int16]  # the file's depth (its directory's depth + 1)
+    origin: I64  # creation time, 0 for pre-existing files
+    created: NDArray[np.bool_]  # created inside the schedule
+    first: I64
+    last: I64
+    accesses: I64
+    opens: I64
+    deleted: I64
+    gaps_file: I64  # per-file access interarrivals: the file of each gap
+    gaps: I64  # ... and the gap, us
+
+    def of_type(self, type_id: int) -> NDArray[np.bool_]:
+        return self.ftype == type_id
+
+
+def _first_time(targets: I64, times: I64, n: int, last: bool = False) -> I64:
+    out = np.full(n, -1, dtype=np.int64)
+    if targets.size == 0:
+        return out
+    if last:
+        out[targets] = times  # later writes win: events are in time order
+    else:
+        out[targets[::-1]] = times[::-1]
+    return out
+
+
+def file_features(tables: ScheduleTables) -> FileFeatures:
+    files = tables.files.sort("file_id")
+    n = files.height
+    ftype = files.get_column("type").to_numpy().astype(np.int16)
+    pre = files.get_column("pre_existing").to_numpy().astype(bool)
+    dir_depth = tables.directories.sort("dir_id").get_column("depth").to_numpy().astype(np.int16)
+    depth = (dir_depth[files.get_column("dir_id").to_numpy()] + 1).astype(np.int16)
+    ev = tables.events
+    time = ev.get_column("time_us").to_numpy()
+    op = ev.get_column("op").to_numpy()
+    target = ev.get_column("target").to_numpy().astype(np.int64)
+    file_op = ~np.isin(op, [OpCode.LIST_DIR, OpCode.MKDIRS, OpCode.RENAME_DIR])
+    cr = op == OpCode.CREATE
+    origin = np.zeros(n, dtype=np.int64)
+    origin[target[cr]] = time[cr]
+    created = np.zeros(n, dtype=bool)
+    created[target[cr]] = True
+    acc = np.flatnonzero(((op == OpCode.OPEN) | (op == OpCode.LIST_FILE)) & file_op)
+    a_t, a_f = time[acc], target[acc]
+    first = _first_time(a_f, a_t, n)
+    last = _first_time(a_f, a_t, n, last=True)
+    accesses = np.bincount(a_f, minlength=n).astype(np.int64)
+    opens = np.bincount(target[op == OpCode.OPEN], minlength=n).astype(np.int64)
+    dl = op == OpCode.DELETE
+    deleted = np.full(n, -1, dtype=np.int64)
+    deleted[target[dl]] = time[dl]
+    order = np.argsort(a_f, kind="stable")  # by file, then time (events are time-ordered)
+    f_sorted, t_sorted = a_f[order], a_t[order]
+    same = f_sorted[1:] == f_sorted[:-1]
+    gaps = np.diff(t_sorted)[same]
+    return FileFeatures(
+        ftype=ftype,
+        pre=pre,
+        depth=depth,
+        origin=origin,
+        created=created,
+        first=first,
+        last=last,
+        accesses=accesses,
+        opens=opens,
+        deleted=deleted,
+        gaps_file=f_sorted[1:][same],
+        gaps=gaps,
+    )
+
+
+def op_counts(tables: ScheduleTables) -> dict[str, int]:
+    counts = tables.events.group_by("op").len()
+    got = {int(o): int(c) for o, c in zip(counts.get_column("op").to_list(), counts.get_column("len").to_list())}
+    return {op.label: got.get(int(op), 0) for op in OpCode}
+
+
+def depth_shares_of(depth: NDArray[np.int16]) -> dict[int, float]:
+    if depth.size == 0:
+        return {}
+    counts = np.bincount(depth.astype(np.int64))
+    return {int(d): float(c / depth.size) for d, c in enumerate(counts) if c}
+

@@ -1,0 +1,276 @@
+"""How faithfully a schedule reproduces a profile (``--profile``) or a trace (``--trace``).
+
+Every distance is named ``ks_*`` and lies in [0, 1]. Against a profile, generated samples are
+compared with the profile's own distributions (one-sample KS, corrected for what the window
+lets one see, see ``kstats``); against a trace, features of both event tables are computed by
+``mimesisbench.model.objects`` and compared two-sample. The paper's bar: KS popularity < 0.04.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from mimesisbench.errors import TraceError
+from mimesisbench.model.objects import access_interarrivals, object_table, popularity
+from mimesisbench.profile.schema import FileType, WorkloadProfile
+from mimesisbench.synth.audit import schedule_to_events
+from mimesisbench.synth.features import FileFeatures, depth_shares_of, file_features, op_counts
+from mimesisbench.synth.kstats import (
+    Cdf,
+    censored,
+    discrete_ks,
+    ks_distance,
+    ks_two,
+    mixture,
+    truncated,
+    truncated_floor,
+)
+from mimesisbench.synth.namespace import Namespace, depth_shares
+from mimesisbench.synth.options import GenerateOptions, effective_profile
+from mimesisbench.synth.store import ScheduleTables
+
+#: the paper's bar for the popularity distribution
+POPULARITY_BAR = 0.04
+MS = 1000.0  # us per ms
+
+FEATURES = ("ks_create_interarrival", "ks_activation", "ks_span", "ks_interarrival", "ks_delete", "ks_popularity")
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 6)
+
+
+def _ks(samples: NDArray[np.float64], cdf: Cdf | None) -> float | None:
+    if cdf is None or samples.size == 0:
+        return None
+    return ks_distance(samples, cdf)
+
+
+class _TypeView:
+    """The samples of one type and the window-corrected CDFs they should follow."""
+
+    def __init__(self, t: FileType, f: FileFeatures, window_us: int, create_times: NDArray[np.int64]) -> None:
+        self.t = t
+        mask = f.of_type(t.id)
+        self.n_files = int(mask.sum())
+        origin, first, last, deleted = f.origin[mask], f.first[mask], f.last[mask], f.deleted[mask]
+        seen = first >= 0
+        self.creates = create_times
+        self.activation = first[seen] - origin[seen]
+        self.activation_limits = (window_us - origin) / MS
+        self.span = last[seen] - first[seen]
+        self.span_limits = (window_us - first[seen]) / MS
+        self.gaps = f.gaps[f.ftype[f.gaps_file] == t.id]
+        self.popularity = f.accesses[mask][seen]
+        if t.delete_delay_origin == "last_access":
+            del_origin = np.where(seen, last, origin)
+            self.delete_floors = None
+        else:  # 2014 rule: age at deletion max(D, last access + 1 ms - creation)
+            del_origin = origin
+            self.delete_floors = np.where(seen, last - origin + 1000, 0) / MS
+        gone = deleted >= 0
+        self.delete = deleted[gone] - del_origin[gone]
+        self.delete_limits = (window_us - del_origin) / MS
+
+    def cdfs(self) -> dict[str, Cdf | None]:
+        t = self.t
+        out: dict[str, Cdf | None] = {k: None for k in FEATURES}
+        if t.create_interarrival is not None:
+            out["ks_create_interarrival"] = t.create_interarrival.cdf
+        if t.activation_delay is not None:
+            out["ks_activation"] = truncated(t.activation_delay.cdf, self.activation_limits)
+        if t.active_span is not None:
+            out["ks_span"] = censored(t.active_span.cdf, self.span_limits)
+        if t.access_interarrival is not None:
+            out["ks_interarrival"] = t.access_interarrival.cdf
+        if t.delete_delay is not None and t.delete_share > 0:
+            if self.delete_floors is None:
+                out["ks_delete"] = truncated(t.delete_delay.cdf, self.delete_limits)
+            else:
+                out["ks_delete"] = truncated_floor(t.delete_delay.cdf, self.delete_floors, self.delete_limits)
+        if "popularity" in t.observed:
+            out["ks_popularity"] = t.observed["popularity"].cdf
+        return out
+
+    def samples(self) -> dict[str, NDArray[np.float64]]:
+        """Times in ms, popularity in accesses per file."""
+        return {
+            "ks_create_interarrival": np.diff(self.creates, prepend=0) / MS,
+            "ks_activation": self.activation / MS,
+            "ks_span": self.span / MS,
+            "ks_interarrival": self.gaps / MS,
+            "ks_delete": self.delete / MS,
+            "ks_popularity": self.popularity.astype(np.float64),
+        }
+
+
+def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[str, Any]:
+    """Fidelity of a schedule to the profile it was generated from (options re-applied)."""
+    options = GenerateOptions.from_json(tables.manifest.get("options", {}))
+    eff = effective_profile(profile, options)
+    window_us = int(tables.manifest.get("window_ms", 0)) * 1000
+    f = file_features(tables)
+    notes: list[str] = []
+    timing = window_us > 0
+    if not timing:
+        notes.append("time scale 0: every time is 0, so timing distributions are not compared")
+    ev = tables.events
+    cr = ev.filter(pl.col("op") == 1)
+    cr_time = cr.get_column("time_us").to_numpy()
+    cr_type = cr.get_column("type").to_numpy()
+
+    types: dict[str, dict[str, Any]] = {}
+    pooled: dict[str, list[tuple[NDArray[np.float64], Cdf | None]]] = {k: [] for k in FEATURES}
+    total_created = max(int(cr_time.size), 1)
+    drawn = sum(int(round(t.weight * eff.total_creates)) for t in eff.types)
+    for t in eff.types:
+        view = _TypeView(t, f, window_us, cr_time[cr_type == t.id])
+        cdfs, samples = view.cdfs(), view.samples()
+        row: dict[str, Any] = {}
+        for key in FEATURES:
+            use = timing or key == "ks_popularity"
+            row[key] = _round(_ks(samples[key], cdfs[key])) if use else None
+            row["n_" + key.removeprefix("ks_")] = int(samples[key].size)
+            if use:
+                pooled[key].append((samples[key], cdfs[key]))
+        row["weight_profile"] = round(t.weight, 6)
+        row["weight_generated"] = round(view.creates.size / total_created, 6)
+        row["creates"] = int(view.creates.size)
+        row["creates_target"] = int(round(t.weight * eff.total_creates))
+        row["files"] = view.n_files
+        types[str(t.id)] = row
+
+    result: dict[str, Any] = {"mode": "profile", "profile": eff.name}
+    for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_activation", "ks_delete", "ks_create_interarrival"):
+        parts = [(s, c) for s, c in pooled[key] if c is not None and s.size]
+        cdf = mixture([c for _, c in parts], [s.size for s, _ in parts])
+        result[key] = _round(_ks(np.concatenate([s for s, _ in parts]), cdf)) if parts else None
+    if result["ks_popularity"] is None:
+        notes.append("ks_popularity: the profile has no observed popularity distribution")
+    # depths deeper than the schedule's tree allows are folded into its deepest, as generated
+    depths, shares = depth_shares(eff.namespace, _depth_only(tables))
+    expected = {int(d): float(s) for d, s in zip(depths, shares)}
+    observed = depth_shares_of(f.depth)
+    if options.flat:
+        notes.append("flat namespace: every file is at depth 1")
+    if observed:
+        result["ks_depth"] = _round(discrete_ks(observed, expected))
+        result["depth_share_max_abs_error_pp"] = _round(
+            100 * max(abs(observed.get(d, 0.0) - expected.get(d, 0.0)) for d in set(observed) | set(expected))
+        )
+    else:
+        result["ks_depth"] = result["depth_share_max_abs_error_pp"] = None
+        notes.append("the schedule names no file")
+    result["type_weight_max_abs_error_pp"] = _round(
+        100 * max(abs(r["weight_profile"] - r["weight_generated"]) for r in types.values())
+    ) if cr_time.size else None
+    kept = cr_time.size / drawn if drawn else 1.0
+    result["creates_in_window_share"] = _round(kept)
+    if drawn and kept < 0.99:
+        notes.append(
+            f"only {kept:.1%} of the round(w_j n) creates fit in the window (renewal process cut at its end): "
+            "type weights among the created files follow the C_j rates, not w_j"
+        )
+    result["opmix_max_abs_error"] = _round(_opmix_error(eff, op_counts(tables), f))
+    per_type = [v for row in types.values() for k, v in row.items() if k.startswith("ks_") and v is not None]
+    result["max_type_ks"] = _round(max(per_type)) if per_type else None
+    result["popularity_bar"] = POPULARITY_BAR
+    result["types"] = types
+    result["notes"] = notes
+    return result
+
+
+def _depth_only(tables: ScheduleTables) -> Namespace:
+    """A stand-in namespace with the schedule's own pre-existing depths (for folding deep shares)."""
+    dirs = tables.directories.filter(pl.col("pre_existing"))
+    depth = dirs.get_column("depth").to_numpy().astype(np.int16)
+    zeros = np.zeros(depth.size, dtype=np.int32)
+    return Namespace(zeros, depth, zeros.astype(np.int16), dirs.get_column("path"))
+
+
+def _opmix_error(p: WorkloadProfile, counts: dict[str, int], f: FileFeatures) -> float:
+    creates = counts["create"]
+    accesses = counts["open"] + counts["list_file"]
+    mix = p.op_mix
+    errors = []
+    if creates:
+        errors += [
+            abs(counts["mkdirs"] / creates - mix.mkdirs_per_create),
+            abs(counts["rename_file"] / creates - mix.file_renames_per_create),
+            abs(counts["rename_dir"] / creates - mix.dir_renames_per_create),
+        ]
+    if accesses:
+        errors += [
+            abs(counts["getfileinfo"] / accesses - mix.getfileinfo_per_access),
+            abs(counts["list_dir"] / accesses - mix.dir_list_per_access),
+        ]
+        per_type_acc = {t.id: int(f.accesses[f.ftype == t.id].sum()) for t in p.types}
+        expected_open = sum(t.open_share * per_type_acc[t.id] for t in p.types) / accesses
+        errors.append(abs(counts["open"] / accesses - expected_open))
+    return max(errors) if errors else 0.0
+
+
+# ---------------------------------------------------------------------------- against a trace
+def read_trace_events(paths: Sequence[str | Path]) -> pl.DataFrame:
+    """Audit logs -> one canonical event table, via ``trace.reader.read_trace`` when present
+    (else the HDFS audit parser it wraps)."""
+    for p in paths:
+        if not Path(p).exists():
+            raise TraceError(f"--trace: {p} does not exist")
+    try:
+        from mimesisbench.trace.reader import read_trace  # type: ignore[import-not-found]
+    except ImportError:
+        from mimesisbench.trace.hdfs_audit import read_audit_logs as read_trace
+    events, _report = read_trace([str(p) for p in paths])
+    return cast(pl.DataFrame, events)
+
+
+def _trace_features(events: pl.DataFrame) -> dict[str, NDArray[np.float64]]:
+    obj = object_table(events)
+    accessed = obj.filter(pl.col("accesses") > 0)
+    created = obj.filter(pl.col("created_ms").is_not_null())
+    created_first = created.filter(pl.col("first_access_ms").is_not_null())
+    deleted = obj.filter(pl.col("deleted_ms").is_not_null() & pl.col("created_ms").is_not_null())
+    create_times = np.sort(created.get_column("created_ms").to_numpy())
+    return {
+        "ks_popularity": popularity(obj).astype(np.float64),
+        "ks_interarrival": access_interarrivals(events).astype(np.float64),
+        "ks_span": (accessed["last_access_ms"] - accessed["first_access_ms"]).to_numpy().astype(np.float64),
+        "ks_activation": (created_first["first_access_ms"] - created_first["created_ms"]).to_numpy().astype(np.float64),
+        "ks_delete": (deleted["deleted_ms"] - deleted["created_ms"]).to_numpy().astype(np.float64),
+        "ks_create_interarrival": np.diff(create_times).astype(np.float64),
+        "ks_depth": obj.get_column("depth").to_numpy().astype(np.float64),
+    }
+
+
+def _op_shares(events: pl.DataFrame) -> dict[str, float]:
+    ok = events.filter(pl.col("allowed")) if "allowed" in events.columns else events
+    counts = ok.group_by(pl.col("op").cast(pl.String)).len()
+    total = max(int(counts.get_column("len").sum()), 1)
+    ops, lens = counts.get_column("op").to_list(), counts.get_column("len").to_list()
+    return {str(o): int(c) / total for o, c in zip(ops, lens)}
+
+
+def validate_trace(tables: ScheduleTables, trace_events: pl.DataFrame) -> dict[str, Any]:
+    """Fidelity of a schedule to a trace: two-sample KS between per-file features of both."""
+    mine_events = schedule_to_events(tables)
+    mine = _trace_features(mine_events)
+    theirs = _trace_features(trace_events)
+    result: dict[str, Any] = {"mode": "trace"}
+    for key in mine:
+        result[key] = _round(ks_two(mine[key], theirs[key]))
+        result["n_" + key.removeprefix("ks_")] = {"schedule": int(mine[key].size), "trace": int(theirs[key].size)}
+    a, b = _op_shares(mine_events), _op_shares(trace_events)
+    diffs = [abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in set(a) | set(b)]
+    result["opmix_max_abs_error"] = _round(max(diffs, default=0.0))
+    result["popularity_bar"] = POPULARITY_BAR
+    result["types"] = {}
+    result["notes"] = ["a trace has no file types: no per-type breakdown"]
+    return result
+

@@ -1,0 +1,130 @@
+"""Kolmogorov-Smirnov distances, and the CDFs that a window makes observable.
+
+A schedule only shows what happens inside its window, so a delay ``X`` measured from an origin
+``o`` is seen only when ``o + X < W``. Comparing the seen values with the profile's CDF ``F``
+directly would blame the generator for the window. Two corrections, both exact and vectorised
+over units with limits ``L_i = W - o_i``:
+
+* truncation (a value is seen only below its limit; first access, deletion):
+  ``F_T(x) = sum_i F(min(x, L_i)) / sum_i F(L_i)``;
+* censoring (a value is cut at its limit; active span): ``F_C(x) = mean_i [F(x) if x < L_i else 1]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+Cdf = Callable[[FloatArray], FloatArray]
+
+
+def ks_distance(samples: NDArray[np.number], cdf: Cdf) -> float | None:
+    """sup |ECDF - F| for a CDF that may have point masses (left limits taken at the samples)."""
+    x = np.asarray(samples, dtype=np.float64)
+    if x.size == 0:
+        return None
+    values, counts = np.unique(x, return_counts=True)
+    cum = np.cumsum(counts) / x.size
+    left = cum - counts / x.size
+    f_at = cdf(values)
+    f_before = cdf(np.nextafter(values, -np.inf))
+    return float(max(np.max(np.abs(cum - f_at)), np.max(np.abs(left - f_before))))
+
+
+def ks_two(a: NDArray[np.number], b: NDArray[np.number]) -> float | None:
+    """Two-sample KS distance."""
+    x = np.sort(np.asarray(a, dtype=np.float64))
+    y = np.sort(np.asarray(b, dtype=np.float64))
+    if x.size == 0 or y.size == 0:
+        return None
+    grid = np.unique(np.concatenate([x, y]))
+    fx = np.searchsorted(x, grid, side="right") / x.size
+    fy = np.searchsorted(y, grid, side="right") / y.size
+    return float(np.max(np.abs(fx - fy)))
+
+
+def discrete_ks(observed: dict[int, float], expected: dict[int, float]) -> float:
+    """KS distance between two distributions on integers given as shares."""
+    keys = sorted(set(observed) | set(expected))
+    o = np.cumsum([observed.get(k, 0.0) for k in keys])
+    e = np.cumsum([expected.get(k, 0.0) for k in keys])
+    return float(np.max(np.abs(o - e))) if keys else 0.0
+
+
+def truncated(cdf: Cdf, limits: NDArray[np.number]) -> Cdf:
+    """The CDF of values seen only when below their unit's limit."""
+    lim = np.sort(np.asarray(limits, dtype=np.float64))
+    f_lim = cdf(lim)
+    prefix = np.concatenate([[0.0], np.cumsum(f_lim)])
+    total = prefix[-1]
+
+    def f(x: FloatArray) -> FloatArray:
+        xs = np.asarray(x, dtype=np.float64)
+        if total <= 0:
+            return cdf(xs)
+        k = np.searchsorted(lim, xs, side="right")
+        return (prefix[k] + (lim.size - k) * cdf(xs)) / total
+
+    return f
+
+
+def censored(cdf: Cdf, limits: NDArray[np.number]) -> Cdf:
+    """The CDF of values cut at their unit's limit."""
+    lim = np.sort(np.asarray(limits, dtype=np.float64))
+
+    def f(x: FloatArray) -> FloatArray:
+        xs = np.asarray(x, dtype=np.float64)
+        if lim.size == 0:
+            return cdf(xs)
+        k = np.searchsorted(lim, xs, side="right")  # units whose limit is <= x: fully counted
+        return (k + (lim.size - k) * cdf(xs)) / lim.size
+
+    return f
+
+
+def mixture(cdfs: Sequence[Cdf], weights: Sequence[float]) -> Cdf | None:
+    """A weighted mixture of CDFs (weights need not sum to 1); None when all weights are 0."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.size == 0 or w.sum() <= 0:
+        return None
+    w = w / w.sum()
+
+    def f(x: FloatArray) -> FloatArray:
+        xs = np.asarray(x, dtype=np.float64)
+        out = np.zeros_like(xs)
+        for cdf, wi in zip(cdfs, w):
+            if wi > 0:
+                out += wi * cdf(xs)
+        return out
+
+    return f
+
+
+def truncated_floor(cdf: Cdf, floors: NDArray[np.number], limits: NDArray[np.number]) -> Cdf:
+    """The CDF of ``max(X, a_i)`` seen only below ``L_i`` (X ~ ``cdf``; floor ``a_i`` per unit).
+
+    The 2014 delete rule: a file goes at ``max(creation + D, last access + 1 ms)``, so its age
+    at deletion is ``max(D, a_i)`` and the window shows it only when it is below ``L_i``:
+    ``F(x) = sum_{i: a_i <= x} F_D(min(x, L_i)) / sum_{i: a_i < L_i} F_D(L_i)``.
+    """
+    a = np.asarray(floors, dtype=np.float64)
+    lim = np.asarray(limits, dtype=np.float64)
+    m = np.maximum(a, lim)
+    order_m = np.argsort(m, kind="stable")
+    m_sorted = m[order_m]
+    prefix_m = np.concatenate([[0.0], np.cumsum(cdf(lim[order_m]))])
+    a_sorted = np.sort(a)
+    total = float(np.sum(np.where(a < lim, cdf(lim), 0.0)))
+
+    def f(x: FloatArray) -> FloatArray:
+        xs = np.asarray(x, dtype=np.float64)
+        if total <= 0:
+            return cdf(xs)
+        k_m = np.searchsorted(m_sorted, xs, side="right")  # a_i <= x and L_i <= x
+        k_a = np.searchsorted(a_sorted, xs, side="right")  # a_i <= x
+        return np.minimum((prefix_m[k_m] + (k_a - k_m) * cdf(xs)) / total, 1.0)
+
+    return f

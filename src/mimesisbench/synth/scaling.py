@@ -1,0 +1,124 @@
+"""Scaling and isolation of a workload profile (the paper's sections 3.1-3.2), as pure functions.
+
+Each function returns a new, validated ``WorkloadProfile`` and never modifies its input:
+
+* ``scale_files(p, x)``: ``n`` and every type's pre-existing files times ``x``;
+* ``scale_type(p, j, x)``: the files of type ``j`` times ``x``, per the paper's equations (1)-(3):
+  ``n' = n + (x - 1) w_j n``, ``w_j' n' = x w_j n`` and ``w_k' n' = w_k n`` for ``k != j``
+  (the weights use the unrounded ``n'`` so that they sum to 1 exactly; ``total_creates`` is
+  ``round(n')``); pre-existing files of type ``j`` are scaled by ``x`` too;
+* ``scale_time(p, c)``: every interarrival and delay (C, G, H, F, D) and the window times ``c``
+  (``c > 0``: the same workload ``1/c`` times faster). ``c = 0`` (as fast as possible, order
+  kept) cannot be expressed as a profile: the generator handles it (``GenerateOptions``);
+* ``scale_span(p, s)``: the active spans H times ``s``;
+* ``isolate(p, ids)``: only the chosen types; weights renormalised, ``n`` times their weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mimesisbench.errors import ConfigError
+from mimesisbench.profile.io import profile_from_dict
+from mimesisbench.profile.schema import WorkloadProfile
+
+_TIME_KEYS = ("create_interarrival", "activation_delay", "active_span", "access_interarrival", "delete_delay")
+
+
+def _positive(value: float, option: str) -> float:
+    if not value > 0:
+        raise ConfigError(f"{option}: the scale must be > 0, got {value!r}")
+    return float(value)
+
+
+def _rebuild(profile: WorkloadProfile, data: dict[str, Any], what: str) -> WorkloadProfile:
+    return profile_from_dict(data, f"({what} of {profile.name or 'profile'})")
+
+
+def _known_ids(profile: WorkloadProfile, ids: Iterable[int], option: str) -> list[int]:
+    known = {t.id for t in profile.types}
+    wanted = [int(i) for i in ids]
+    unknown = sorted(set(wanted) - known)
+    if unknown:
+        raise ConfigError(
+            f"{option}: unknown type id(s) {', '.join(map(str, unknown))} (the profile has {sorted(known)})"
+        )
+    return wanted
+
+
+def scale_files(profile: WorkloadProfile, x: float) -> WorkloadProfile:
+    """``n`` and every type's pre-existing files multiplied by ``x`` (> 0)."""
+    x = _positive(x, "--scale-files")
+    data = profile.model_dump()
+    data["total_creates"] = int(round(profile.total_creates * x))
+    for t in data["types"]:
+        t["pre_existing"] = int(round(t["pre_existing"] * x))
+    return _rebuild(profile, data, f"scale_files x{x:g}")
+
+
+def scale_type(profile: WorkloadProfile, type_id: int, x: float) -> WorkloadProfile:
+    """The number of files of type ``type_id`` multiplied by ``x`` (> 0), equations (1)-(3)."""
+    x = _positive(x, "--scale-type")
+    _known_ids(profile, [type_id], "--scale-type")
+    n = float(profile.total_creates)
+    target = profile.type_by_id(type_id)
+    n_new = n + (x - 1.0) * target.weight * n
+    data = profile.model_dump()
+    if n_new > 0:
+        for t in data["types"]:
+            factor = x if t["id"] == type_id else 1.0
+            t["weight"] = factor * t["weight"] * n / n_new
+    for t in data["types"]:
+        if t["id"] == type_id:
+            t["pre_existing"] = int(round(t["pre_existing"] * x))
+    data["total_creates"] = int(round(n_new))
+    return _rebuild(profile, data, f"scale_type {type_id} x{x:g}")
+
+
+def scale_time(profile: WorkloadProfile, c: float) -> WorkloadProfile:
+    """Every interarrival, delay and span, and the window, multiplied by ``c`` (> 0)."""
+    if c < 0:
+        raise ConfigError(f"--time-scale: must be >= 0, got {c!r}")
+    if c == 0:
+        raise ConfigError("--time-scale: 0 cannot be expressed as a profile; the generator handles it")
+    data = profile.model_dump()
+    for t in data["types"]:
+        ft = profile.type_by_id(t["id"])
+        for key in _TIME_KEYS:
+            dist = getattr(ft, key)
+            if dist is not None:
+                t[key] = dist.scaled(c).model_dump()
+    data["window_ms"] = max(1, int(round(profile.window_ms * c)))
+    return _rebuild(profile, data, f"scale_time x{c:g}")
+
+
+def scale_span(profile: WorkloadProfile, s: float) -> WorkloadProfile:
+    """Every type's active span H multiplied by ``s`` (> 0)."""
+    s = _positive(s, "--span-scale")
+    data = profile.model_dump()
+    for t in data["types"]:
+        dist = profile.type_by_id(t["id"]).active_span
+        if dist is not None:
+            t["active_span"] = dist.scaled(s).model_dump()
+    return _rebuild(profile, data, f"scale_span x{s:g}")
+
+
+def isolate(profile: WorkloadProfile, type_ids: Iterable[int]) -> WorkloadProfile:
+    """Only the types ``type_ids``; their weights renormalised, ``n`` times their total weight."""
+    wanted = set(_known_ids(profile, type_ids, "--types"))
+    if not wanted:
+        raise ConfigError("--types: no type chosen")
+    kept = [t for t in profile.types if t.id in wanted]
+    total = sum(t.weight for t in kept)
+    data = profile.model_dump()
+    data["types"] = [t for t in data["types"] if t["id"] in wanted]
+    if total > 0:
+        for t in data["types"]:
+            t["weight"] = t["weight"] / total
+        data["total_creates"] = int(round(profile.total_creates * total))
+    else:
+        for t in data["types"]:
+            t["weight"] = 0.0
+        data["total_creates"] = 0
+    return _rebuild(profile, data, f"isolate {sorted(wanted)}")

@@ -1,0 +1,339 @@
+"""Schedule generation: from a profile, options and a seed to an in-memory ``Schedule``.
+
+Random streams: one ``numpy.random.SeedSequence(seed)`` family, children addressed by spawn key:
+``(0,)`` the namespace, ``(1,)`` the shared operations, ``(2, type_id)`` each file type (so a
+type's stream does not depend on which other types are present).
+
+File ids are dense and grouped by type, in the profile's type order: a type's pre-existing files
+first, then its created files in creation order. Events are sorted once, by an int64 key
+``time_us << 2 | rank`` (rank 0 create/mkdirs, 1 accesses, 2 renames, 3 delete) with a stable
+argsort, so same-time events keep their causal order; ``seq`` is the position in that order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from mimesisbench.errors import ScheduleError
+from mimesisbench.profile.schema import WorkloadProfile
+from mimesisbench.synth.format import OpCode
+from mimesisbench.synth.namespace import (
+    DirIndex,
+    Namespace,
+    assign_types,
+    depth_shares,
+    flat_tree,
+    place_files,
+    synthetic_tree,
+)
+from mimesisbench.synth.options import GenerateOptions, effective_profile, window_ms
+from mimesisbench.synth.shared_ops import file_generations, shared_operations
+from mimesisbench.synth.streams import RANK, RANK_BITS, creation_times, type_events
+
+I64 = NDArray[np.int64]
+
+
+@dataclass
+class Schedule:
+    """A generated schedule: namespace, files and time-ordered events (numpy arrays).
+
+    Per event: ``time_us`` and ``target``, and ``meta`` packing ``op`` (bits 0-7), the
+    ``generation`` (bits 8-15) and the ``type`` (bits 16-31) so that sorting moves one array
+    instead of three; the properties unpack them.
+    """
+
+    profile: WorkloadProfile  # the effective profile (after options)
+    options: GenerateOptions
+    seed: int
+    window_ms: int  # the generated window (0 when times were collapsed)
+    namespace: Namespace  # every directory, pre-existing first, then MKDIRS ones
+    pre_dirs: int
+    file_type: NDArray[np.int16]
+    file_dir: NDArray[np.int32]
+    file_pre: NDArray[np.bool_]
+    time_us: I64
+    meta: NDArray[np.uint32]
+    target: NDArray[np.integer]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def events(self) -> int:
+        return int(self.meta.size)
+
+    @property
+    def op(self) -> NDArray[np.uint8]:
+        return (self.meta & 0xFF).astype(np.uint8)
+
+    @property
+    def generation(self) -> NDArray[np.uint8]:
+        return ((self.meta >> 8) & 0xFF).astype(np.uint8)
+
+    @property
+    def etype(self) -> NDArray[np.int16]:
+        return (self.meta >> 16).astype(np.int16)
+
+    def op_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.meta & 0xFF, minlength=len(OpCode) + 1)
+        return {op.label: int(counts[op]) for op in OpCode}
+
+    def type_counts(self) -> dict[str, dict[str, int]]:
+        ids = [t.id for t in self.profile.types]
+        width = len(OpCode) + 1
+        lookup = np.zeros(int(max(ids)) + 1, dtype=np.int64)
+        lookup[ids] = np.arange(len(ids))
+        etype = self.meta >> 16
+        owned = etype > 0
+        combo = lookup[etype[owned]] * width + (self.meta[owned] & 0xFF)
+        grid = np.bincount(combo, minlength=len(ids) * width).reshape(len(ids), width)
+        pre = np.bincount(lookup[self.file_type[self.file_pre]], minlength=len(ids))
+        out: dict[str, dict[str, int]] = {}
+        for i, tid in enumerate(ids):
+            row = {"pre_existing": int(pre[i])}
+            row.update({op.label: int(grid[i, op]) for op in OpCode if not op.on_directory})
+            out[str(tid)] = row
+        return out
+
+
+def _rng(seed: int, *key: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
+
+
+def type_shares(profile: WorkloadProfile) -> dict[int, float]:
+    """Each type's share of the tree: its weight; a type without creates gets its share of all files."""
+    everything = profile.total_creates + profile.pre_existing_total
+    shares: dict[int, float] = {}
+    for t in profile.types:
+        if t.weight > 0:
+            shares[t.id] = t.weight
+        elif t.pre_existing > 0 and everything > 0:
+            shares[t.id] = t.pre_existing / everything
+        else:
+            shares[t.id] = 0.0
+    return shares
+
+
+def build_namespace(
+    profile: WorkloadProfile, flat: bool, tree: Namespace | None, rng: np.random.Generator
+) -> Namespace:
+    """The pre-existing directory tree, split among the profile's types."""
+    if flat:
+        return flat_tree()
+    base = tree if tree is not None else synthetic_tree(profile.namespace, rng)
+    return assign_types(base, type_shares(profile))
+
+
+def _pop_concat(parts: list[NDArray[np.generic]], dtype: type) -> NDArray[np.generic]:
+    out = np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype=dtype)
+    parts.clear()
+    return out
+
+
+def generate_schedule(
+    profile: WorkloadProfile,
+    options: GenerateOptions,
+    seed: int,
+    tree: Namespace | None = None,
+) -> Schedule:
+    """Generate the namespace and the time-ordered phase-2 operations.
+
+    ``tree`` is the profile's explicit directory tree when it carries one (see
+    ``profile.io.tree_file_path`` and ``namespace.read_tree_file``); else a tree is synthesised
+    from ``profile.namespace``.
+    """
+    eff = effective_profile(profile, options)
+    win_ms = window_ms(eff, options)
+    window_us = win_ms * 1000
+    if window_us >= (1 << (62 - RANK_BITS)):
+        raise ScheduleError(f"--duration: {win_ms} ms is too long")
+    rng_ns = _rng(seed, 0)
+    ns = build_namespace(eff, options.flat, tree, rng_ns)
+    pre_dirs = ns.size
+    type_rngs = {t.id: _rng(seed, 2, t.id) for t in eff.types}
+
+    created = [
+        creation_times(t, int(round(t.weight * eff.total_creates)), window_us, type_rngs[t.id]) for t in eff.types
+    ]
+    sizes = np.array([t.pre_existing + c.size for t, c in zip(eff.types, created)], dtype=np.int64)
+    firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    n_files = int(sizes.sum())
+    target_dtype = np.int32 if n_files < np.iinfo(np.int32).max else np.int64
+
+    depths, shares = depth_shares(eff.namespace, ns)
+    dir_index = DirIndex(ns)
+    file_dir = np.empty(n_files, dtype=np.int32)
+    file_type = np.repeat(np.array([t.id for t in eff.types], dtype=np.int16), sizes)
+    file_pre = np.zeros(n_files, dtype=bool)
+    mix = eff.op_mix
+    need_lifetimes = any(
+        r > 0
+        for r in (
+            mix.mkdirs_per_create,
+            mix.dir_renames_per_create,
+            mix.file_renames_per_create,
+            mix.getfileinfo_per_access,
+            mix.dir_list_per_access,
+        )
+    )
+    file_create = np.empty(n_files if need_lifetimes else 0, dtype=np.int64)
+    file_delete = np.empty(n_files if need_lifetimes else 0, dtype=np.int64)
+    keys: list[NDArray[np.generic]] = []
+    metas: list[NDArray[np.generic]] = []
+    targets: list[NDArray[np.generic]] = []
+    for t, made, first in zip(eff.types, created, firsts.tolist()):
+        count = t.pre_existing + made.size
+        lo, hi = first, first + count
+        file_dir[lo:hi] = place_files(dir_index, t.id, count, depths, shares, rng_ns)
+        file_pre[lo : lo + t.pre_existing] = True
+        origin = np.concatenate([np.zeros(t.pre_existing, dtype=np.int64), made])
+        ev = type_events(t, origin, made.size, first, window_us, type_rngs[t.id])
+        if need_lifetimes:
+            file_create[lo:hi] = origin
+            file_create[lo : lo + t.pre_existing] = -1
+            file_delete[lo:hi] = ev.delete_us
+        del origin
+        keys.append(ev.key)
+        meta = ev.op.astype(np.uint32)
+        meta |= np.uint32(t.id << 16)
+        metas.append(meta)
+        targets.append(ev.target.astype(target_dtype))
+        del ev, meta
+
+    new_dir_parent = np.empty(0, dtype=np.int32)
+    if need_lifetimes:
+        # shared operations are drawn before the one concatenation (no second full copy)
+        shared = shared_operations(
+            eff.op_mix,
+            create_us=np.sort(np.concatenate(created)) if created else np.empty(0, dtype=np.int64),
+            accesses=_PartAccesses(keys, metas, targets),
+            file_create_us=file_create,
+            file_delete_us=file_delete,
+            file_dir=file_dir,
+            file_type=file_type,
+            pre_dirs=pre_dirs,
+            window_us=window_us,
+            rng=_rng(seed, 1),
+        )
+        del file_create, file_delete
+        keys.append((shared.time << RANK_BITS) | RANK[shared.op])
+        shared_meta = shared.op.astype(np.uint32) | (shared.etype.astype(np.uint32) << 16)
+        shared_meta |= shared.dir_generation.astype(np.uint32) << 8
+        metas.append(shared_meta)
+        targets.append(shared.target.astype(target_dtype))
+        new_dir_parent = shared.new_dir_parent
+    del created
+    key = _pop_concat(keys, np.int64)
+    meta = _pop_concat(metas, np.uint32)
+    target = _pop_concat(targets, target_dtype)
+    if need_lifetimes:
+        op = (meta & 0xFF).astype(np.uint8)
+        generation = file_generations(key, op, target)
+        meta |= generation.astype(np.uint32) << 8
+        del op, generation, shared, shared_meta
+
+    key, order = _sorted_keys(key)
+    meta = meta[order]
+    target = target[order]
+    del order
+    if options.time_scale == 0:
+        key[:] = 0
+        out_window = 0
+    else:
+        key >>= RANK_BITS
+        out_window = win_ms
+    namespace = _with_new_dirs(ns, new_dir_parent)
+    return Schedule(
+        profile=eff,
+        options=options,
+        seed=seed,
+        window_ms=out_window,
+        namespace=namespace,
+        pre_dirs=pre_dirs,
+        file_type=file_type,
+        file_dir=file_dir,
+        file_pre=file_pre,
+        time_us=key,
+        meta=meta,
+        target=target,
+    )
+
+
+class _PartAccesses:
+    """The access events (OPEN, LIST_FILE) of the per-type parts, addressed by ordinal."""
+
+    def __init__(
+        self,
+        keys: list[NDArray[np.generic]],
+        metas: list[NDArray[np.generic]],
+        targets: list[NDArray[np.generic]],
+    ) -> None:
+        self._keys, self._metas, self._targets = keys, metas, targets
+        counts = [int(np.count_nonzero(self._mask(m))) for m in metas]
+        self._ends = np.cumsum(counts, dtype=np.int64)
+        self.count = int(self._ends[-1]) if counts else 0
+
+    @staticmethod
+    def _mask(meta: NDArray[np.generic]) -> NDArray[np.bool_]:
+        op = meta & 0xFF
+        return (op == OpCode.OPEN) | (op == OpCode.LIST_FILE)
+
+    def take(self, ordinals: I64) -> tuple[I64, I64]:
+        """(time_us, file id) of the accesses with these ordinals (0 <= ordinal < count)."""
+        time = np.empty(ordinals.size, dtype=np.int64)
+        target = np.empty(ordinals.size, dtype=np.int64)
+        order = np.argsort(ordinals, kind="stable")
+        wanted = ordinals[order]
+        bounds = np.searchsorted(wanted, self._ends, side="left")
+        lo, start = 0, 0
+        for p, hi in enumerate(bounds.tolist()):
+            if hi > lo:
+                pos = np.flatnonzero(self._mask(self._metas[p]))[wanted[lo:hi] - start]
+                where = order[lo:hi]
+                time[where] = self._keys[p][pos] >> RANK_BITS
+                target[where] = self._targets[p][pos]
+            lo, start = hi, int(self._ends[p])
+        return time, target
+
+
+def _sorted_keys(key: I64) -> tuple[I64, I64]:
+    """``key`` sorted stably and the permutation that sorts it.
+
+    When the keys (>= 0) and their positions fit in 62 bits together, one plain in-place sort of
+    ``key << bits | position`` (unique values, so any algorithm gives the same result) replaces
+    the slower stable argsort and the gather of the keys.
+    """
+    n = int(key.size)
+    if n == 0:
+        return key, np.empty(0, dtype=np.int64)
+    bits = max(1, (n - 1).bit_length())
+    if int(key.max()).bit_length() + bits <= 62:
+        key <<= bits
+        key |= np.arange(n, dtype=np.int64)
+        key.sort()
+        order = key & ((1 << bits) - 1)
+        key >>= bits
+        return key, order
+    order = np.argsort(key, kind="stable")
+    return key[order], order
+
+
+def _with_new_dirs(ns: Namespace, parents: NDArray[np.int32]) -> Namespace:
+    if parents.size == 0:
+        return ns
+    first = ns.size
+    ids = np.arange(first, first + parents.size, dtype=np.int64)
+    parent_paths = ns.paths.gather(parents.astype(np.int64))
+    names = pl.Series(ids).cast(pl.String)
+    frame = pl.DataFrame({"p": parent_paths, "i": names})
+    new_paths = frame.select(
+        pl.when(pl.col("p") == "/").then(pl.lit("")).otherwise(pl.col("p")) + pl.lit("/m") + pl.col("i")
+    ).to_series()
+    return Namespace(
+        parent=np.concatenate([ns.parent, parents.astype(np.int32)]),
+        depth=np.concatenate([ns.depth, (ns.depth[parents] + 1).astype(np.int16)]),
+        dtype=np.concatenate([ns.dtype, ns.dtype[parents]]),
+        paths=pl.concat([ns.paths, new_paths.rename("path")]),
+    )

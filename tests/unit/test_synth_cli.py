@@ -1,0 +1,122 @@
+"""The generate / export-audit / validate verbs: outputs, manifest, errors naming the option."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_synth_helpers import make_profile
+
+from mimesisbench.cli.main import main
+from mimesisbench.profile.io import profile_hash, save_profile
+from mimesisbench.synth.format import DIRECTORIES, EVENTS, FILES, MANIFEST
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+@pytest.fixture()
+def profile_file(tmp_path: Path) -> Path:
+    return save_profile(make_profile(n=600, pre=(60, 40, 10)), tmp_path / "profile.json")
+
+
+def test_generate_writes_the_schedule_and_manifest(profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sched"
+    code, stdout, _ = _run(
+        ["generate", str(profile_file), "--seed", "5", "--duration", "40s", "--scale-type", "1=2", "-o", str(out)], capsys
+    )
+    assert code == 0 and "wrote" in stdout
+    assert {p.name for p in out.iterdir()} == {MANIFEST, EVENTS, FILES, DIRECTORIES}
+    m = json.loads((out / MANIFEST).read_text())
+    assert m["format"] == "mimesisbench-schedule" and m["version"] == 1 and m["seed"] == 5
+    assert m["profile"]["hash"] == profile_hash(make_profile(n=600, pre=(60, 40, 10)))
+    assert m["window_ms"] == 40_000 and m["options"]["duration_ms"] == 40_000
+    assert m["options"]["scale_types"] == [[1, 2.0]]
+    assert m["counts"]["per_type"]["1"]["pre_existing"] == 120
+    assert sum(m["counts"]["per_op"].values()) == m["counts"]["events"]
+    assert m["tool_version"] and m["created_at"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_random_seed_is_drawn_and_recorded(profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _run(["generate", str(profile_file), "-o", str(tmp_path / "a")], capsys)
+    m = json.loads((tmp_path / "a" / MANIFEST).read_text())
+    assert isinstance(m["seed"], int) and m["seed_source"] == "random"
+    # the recorded seed reproduces the schedule
+    _run(["generate", str(profile_file), "--seed", str(m["seed"]), "-o", str(tmp_path / "b")], capsys)
+    assert (tmp_path / "a" / EVENTS).read_bytes() == (tmp_path / "b" / EVENTS).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--types", "3,99"], "--types"),
+        (["--types", "x"], "--types"),
+        (["--scale-type", "7=2"], "--scale-type"),
+        (["--scale-type", "1:2"], "--scale-type"),
+        (["--time-scale", "-1"], "--time-scale"),
+        (["--duration", "0"], "--duration"),
+        (["--duration", "soon"], "--duration"),
+        (["--scale-files", "0"], "--scale-files"),
+        (["--span-scale", "-3"], "--span-scale"),
+    ],
+)
+def test_bad_options_fail_naming_the_option_and_write_nothing(
+    profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], option: str
+) -> None:
+    out = tmp_path / "never"
+    code, _, err = _run(["generate", str(profile_file), *args, "-o", str(out)], capsys)
+    assert code == 2 and option in err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
+
+
+def test_a_failure_while_writing_leaves_nothing(
+    profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mimesisbench.synth.store as store
+
+    def boom(*_a: object, **_k: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store, "_write_events", boom)
+    out = tmp_path / "half"
+    with pytest.raises(OSError):
+        main(["generate", str(profile_file), "--seed", "1", "-o", str(out)])
+    assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
+
+
+def test_a_profile_missing_a_distribution_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(make_profile().model_dump_json())
+    data["types"][0]["active_span"] = None
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    code, _, err = _run(["generate", str(bad), "-o", str(tmp_path / "s")], capsys)
+    assert code == 4 and "active_span" in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_validate_json_and_export_audit(profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s"
+    _run(["generate", str(profile_file), "--seed", "3", "-o", str(out)], capsys)
+    code, stdout, _ = _run(["validate", str(out), "--profile", str(profile_file), "--json"], capsys)
+    report = json.loads(stdout)
+    assert code == 0
+    for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_depth", "opmix_max_abs_error", "types"):
+        assert key in report
+    assert report["ks_popularity"] is None and any("popularity" in n for n in report["notes"])
+    assert set(report["types"]["1"]) >= {"ks_create_interarrival", "ks_activation", "ks_span", "ks_interarrival", "ks_delete"}
+    log = tmp_path / "audit.log"
+    code, _, _ = _run(["export-audit", str(out), "-o", str(log), "--base", "/b", "--start", "2021-01-02T03:04:05"], capsys)
+    assert code == 0 and log.read_text().startswith("2021-01-02 03:04:")
+    code, stdout, _ = _run(["validate", str(out), "--trace", str(log), "--json"], capsys)
+    assert code == 0 and json.loads(stdout)["mode"] == "trace"
+    code, _, err = _run(["validate", str(out)], capsys)
+    assert code == 2 and "--profile" in err
+    code, _, err = _run(["export-audit", str(out), "--start", "yesterday"], capsys)
+    assert code == 2 and "--start" in err

@@ -65,7 +65,7 @@ def cluster_objects(features: NDArray[np.float64], k: int, seed: int) -> Cluster
     rng = np.random.default_rng(seed)
     sample = scaled if n <= FIT_SAMPLE else scaled[rng.choice(n, FIT_SAMPLE, replace=False)]
     k_eff = max(1, min(k, np.unique(sample, axis=0).shape[0]))
-    model = KMeans(n_clusters=k_eff, n_init=3, random_state=int(rng.integers(2**31 - 1)))
+    model = KMeans(n_clusters=k_eff, n_init=1, random_state=int(rng.integers(2**31 - 1)))
     model.fit(sample)
     raw = model.predict(scaled)
     # renumber by decreasing cluster size so type 1 is the largest (stable, seed-independent order)

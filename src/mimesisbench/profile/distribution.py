@@ -72,22 +72,26 @@ class Distribution(BaseModel):
             raise ValueError("cannot fit a distribution to no samples")
         if not np.all(np.isfinite(data)):
             raise ValueError("samples contain NaN or infinity")
-        uniq, counts = np.unique(data, return_counts=True)
-        if uniq.size <= points + 1:
+        n = data.size
+        # data is sorted: the last index of every distinct value, without another sort
+        ends = np.append(np.flatnonzero(data[1:] != data[:-1]), n - 1)
+        if ends.size <= points + 1:
             # few distinct values: keep every one, exactly (ties are point masses)
-            cdf = np.cumsum(counts) / data.size
+            uniq = data[ends]
+            cdf = (ends + 1) / n
         else:
             levels = np.linspace(0.0, 1.0, points + 1)
-            if data.size > points:
+            if n > points:
                 # heavy tails: quantiles at 1 - 1/points ... 1 - 1/n, geometrically spaced, so the
                 # top segment does not spread its mass evenly up to the sample maximum (which
                 # would inflate the mean of log-normal-like data)
-                tail = 1.0 - np.geomspace(1.0 / points, 1.0 / data.size, int(np.log2(data.size / points)) + 2)
+                tail = 1.0 - np.geomspace(1.0 / points, 1.0 / n, int(np.log2(n / points)) + 2)
                 levels = np.unique(np.concatenate([levels, tail]))
-            q = np.quantile(data, levels, method="inverted_cdf")
+            # the inverted-CDF quantile of sorted data, by index
+            q = data[np.clip(np.ceil(levels * n).astype(np.int64) - 1, 0, n - 1)]
             # empirical CDF at each stored value, so ties stay point masses
             uniq = np.unique(q)
-            cdf = np.searchsorted(data, uniq, side="right") / data.size
+            cdf = np.searchsorted(data, uniq, side="right") / n
         uniq, cdf = _keep_ties(data, uniq, cdf)
         weights = np.diff(cdf, prepend=0.0)
         weights[-1] += 1.0 - weights.sum()

@@ -3,18 +3,23 @@
 An event table is a ``polars.DataFrame`` with these columns, sorted by ``time_ms`` (ties keep
 input order):
 
+Parsers produce Categorical string columns (compact for millions of repeated paths); code
+that builds event tables by hand may use String: consumers cast as they need.
+
 ============  =========================  =================================================
 column        dtype                      meaning
 ============  =========================  =================================================
 time_ms       Int64                      event time, ms since the Unix epoch (or since any
                                          fixed origin: only differences are used)
-op            String or Categorical      the operation as the NameNode audits it (``cmd``):
+op            Categorical (or String)    the operation as the NameNode audits it (``cmd``):
                                          create, open, getfileinfo, listStatus, delete,
                                          rename, mkdirs, append, setPermission, ...
                                          (``rename (options=[...])`` becomes ``rename``)
-path          String or Categorical      the source path (``src``)
-dst           String (nullable)          the destination (``dst``) of rename/concat, else null
-user          String (nullable)          the short user name of ``ugi``, null when unknown
+path          Categorical (or String)    the source path (``src``); null for NameNode-wide
+                                         commands that log ``src=null`` (datanodeReport ...)
+dst           Categorical (or String)    the destination (``dst``) of rename/concat, else null
+user          Categorical (or String)    the user of ``ugi`` (text before the first space),
+                                         null when unknown
 allowed       Boolean                    false for ``allowed=false`` (denied or failed) lines
 ============  =========================  =================================================
 
@@ -84,10 +89,10 @@ def empty_event_table() -> pl.DataFrame:
     return pl.DataFrame(
         schema={
             "time_ms": pl.Int64,
-            "op": pl.String,
-            "path": pl.String,
-            "dst": pl.String,
-            "user": pl.String,
+            "op": pl.Categorical,
+            "path": pl.Categorical,
+            "dst": pl.Categorical,
+            "user": pl.Categorical,
             "allowed": pl.Boolean,
         }
     )

@@ -1,0 +1,135 @@
+"""Fit a profile from what a real NameNode wrote: its audit log and its namespace image.
+
+The workload is driven through the native HDFS client against a NameNode + DataNode started from
+Maven Central jars (the ``local_hdfs`` fixture). Warehouse files are written before the modeled
+window opens (so the snapshot must supply them as pre-existing files); inside the window a "job"
+writes part files to ``_temporary`` and renames them into place, reads them and deletes some,
+while readers open and list the warehouse files.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mimesisbench.profile.io import load_profile
+from mimesisbench.trace.hdfs_audit import read_audit_logs
+
+pytestmark = pytest.mark.integration
+
+WAREHOUSE_FILES = 24
+JOB_FILES = 30
+JOB_OPENS = 4
+DELETED = 10
+WAREHOUSE_OPENS = 3
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mimesisbench", *args], capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def real_trace(local_hdfs, tmp_path_factory):  # type: ignore[no-untyped-def]
+    from hdfs_native import Client
+
+    client = Client(local_hdfs.url)
+    base = "/mbtest-model"
+    for t in range(4):
+        client.mkdirs(f"{base}/warehouse/t{t}", create_parent=True)
+    for i in range(WAREHOUSE_FILES):
+        with client.create(f"{base}/warehouse/t{i % 4}/data-{i:03d}.orc") as writer:
+            writer.write(b"")
+    time.sleep(0.1)
+    # the window opens after everything logged so far (read from the log itself, so the
+    # NameNode's time zone does not matter)
+    logged, _ = read_audit_logs([local_hdfs.audit_log])
+    window_start_ms = int(logged["time_ms"].max()) + 1
+    time.sleep(0.1)
+    client.mkdirs(f"{base}/jobs/j1/_temporary", create_parent=True)
+    for i in range(JOB_FILES):
+        tmp = f"{base}/jobs/j1/_temporary/part-{i:05d}"
+        with client.create(tmp) as writer:
+            writer.write(b"")
+        client.rename(tmp, f"{base}/jobs/j1/part-{i:05d}")
+    for _ in range(JOB_OPENS):
+        for i in range(JOB_FILES):
+            with client.read(f"{base}/jobs/j1/part-{i:05d}") as reader:
+                reader.read()
+    for i in range(DELETED):
+        client.delete(f"{base}/jobs/j1/part-{i:05d}")
+    for _ in range(WAREHOUSE_OPENS):
+        for i in range(WAREHOUSE_FILES):
+            with client.read(f"{base}/warehouse/t{i % 4}/data-{i:03d}.orc") as reader:
+                reader.read()
+    for i in range(WAREHOUSE_FILES):
+        client.get_file_info(f"{base}/warehouse/t{i % 4}/data-{i:03d}.orc")
+    for t in range(4):
+        list(client.list_status(f"{base}/warehouse/t{t}"))
+    local_hdfs.save_namespace()
+    out = tmp_path_factory.mktemp("oiv")
+    delimited = out / "fsimage.tsv"
+    xml = out / "fsimage.xml"
+    local_hdfs.dump_image("Delimited", delimited)
+    local_hdfs.dump_image("XML", xml)
+    return {"audit": Path(local_hdfs.audit_log), "delimited": delimited, "xml": xml, "window_start": window_start_ms}
+
+
+def _fit(real_trace, tmp_path: Path, snapshot_key: str | None, types: str = "2"):  # type: ignore[no-untyped-def]
+    out = tmp_path / f"profile-{snapshot_key}.json"
+    args = ["model", "--audit", str(real_trace["audit"]), "--types", types, "--seed", "3",
+            "--window-start", str(real_trace["window_start"]), "-o", str(out)]
+    if snapshot_key:
+        args += ["--snapshot", str(real_trace[snapshot_key])]
+    done = _cli(*args)
+    assert done.returncode == 0, done.stderr
+    return load_profile(out), done
+
+
+@pytest.mark.parametrize("snapshot_key", ["delimited", "xml"])
+def test_fit_from_real_namenode_with_snapshot(real_trace, tmp_path, snapshot_key) -> None:  # type: ignore[no-untyped-def]
+    profile, done = _fit(real_trace, tmp_path, snapshot_key)
+    assert "malformed" not in done.stderr
+    assert profile.source.pre_existing_inferred is False
+    # created in the window: the job's part files (each created once, then renamed into place)
+    assert profile.total_creates == JOB_FILES
+    # the warehouse files were written before the window: the snapshot makes them pre-existing.
+    # (files of other tests in the same cluster are pre-existing too, so at least these)
+    assert profile.pre_existing_total >= WAREHOUSE_FILES
+    counts = profile.op_mix.observed_counts
+    assert counts["create"] == JOB_FILES
+    assert counts["rename"] == JOB_FILES
+    assert counts["delete"] == DELETED
+    assert counts["open"] == JOB_FILES * JOB_OPENS + WAREHOUSE_FILES * WAREHOUSE_OPENS
+    assert profile.op_mix.file_renames_per_create == pytest.approx(1.0)
+    # the job's files (renamed, so identity must follow the rename) form the type with creates
+    job = max(profile.types, key=lambda t: t.weight)
+    assert job.weight == pytest.approx(1.0)
+    assert job.delete_share == pytest.approx(DELETED / JOB_FILES)
+    assert job.open_share == pytest.approx(1.0)
+    assert job.observed["popularity"].values == [float(JOB_OPENS)]
+    assert profile.namespace.directories >= 9  # /, base, warehouse, t0..t3, jobs, j1, _temporary
+    assert max(profile.namespace.files_at_depth) >= 4
+
+
+def test_fit_without_snapshot_infers_pre_existing(real_trace, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    profile, _ = _fit(real_trace, tmp_path, None)
+    assert profile.source.pre_existing_inferred is True
+    assert profile.pre_existing_total == WAREHOUSE_FILES  # accessed but not created in the window
+    assert profile.total_creates == JOB_FILES
+
+
+def test_auto_k_and_show_on_a_real_profile(real_trace, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    profile, _ = _fit(real_trace, tmp_path, "delimited", types="auto")
+    assert profile.source.k_selection.startswith("auto")
+    path = tmp_path / "profile-delimited.json"
+    shown = _cli("profile", "show", str(path), "--json")
+    assert shown.returncode == 0, shown.stderr
+    summary = json.loads(shown.stdout)
+    assert len(summary["types"]) == len(profile.types)

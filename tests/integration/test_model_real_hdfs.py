@@ -133,3 +133,25 @@ def test_auto_k_and_show_on_a_real_profile(real_trace, tmp_path) -> None:  # typ
     assert shown.returncode == 0, shown.stderr
     summary = json.loads(shown.stdout)
     assert len(summary["types"]) == len(profile.types)
+
+
+def test_round_trip_fit_generate_validate_against_the_real_trace(real_trace, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Fit the NameNode's log, generate from the profile, compare the schedule with the log."""
+    profile_path = tmp_path / "rt.json"
+    done = _cli("model", "--audit", str(real_trace["audit"]), "--snapshot", str(real_trace["delimited"]),
+                "--types", "2", "--seed", "3", "--window-start", str(real_trace["window_start"]), "-o", str(profile_path))
+    assert done.returncode == 0, done.stderr
+    schedule = tmp_path / "schedule"
+    done = _cli("generate", str(profile_path), "--seed", "11", "-o", str(schedule))
+    assert done.returncode == 0, done.stderr
+    window_only = tmp_path / "window.csv"
+    logged, _ = read_audit_logs([real_trace["audit"]])
+    logged.with_columns([logged[c].cast(str) for c in ("op", "path", "dst", "user")]).filter(
+        logged["time_ms"] >= real_trace["window_start"]
+    ).write_csv(window_only)
+    done = _cli("validate", str(schedule), "--trace", str(window_only), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    print("round trip on the real NameNode log:", {k: v for k, v in report.items() if k.startswith(("ks_", "opmix"))})
+    assert report["ks_popularity"] is not None
+    assert report["ks_popularity"] < 0.04  # the paper's bar

@@ -168,3 +168,30 @@ def test_a_distribution_that_never_ends_is_a_schedule_error() -> None:
     profile = make_profile(access_interarrival=Distribution.point(0.0))
     with pytest.raises(ScheduleError, match="access_interarrival"):
         generate_schedule(profile, GenerateOptions(), 1)
+
+
+def test_types_with_observed_popularity_reproduce_it_and_their_interarrivals() -> None:
+    """Fitted profiles carry each type's popularity: N accesses from it, N - 1 gaps from F_j."""
+    from mimesisbench.profile import Distribution
+
+    counts = np.repeat([1.0, 2.0, 5.0, 12.0], [2000, 5000, 2000, 1000])
+    popularity = Distribution.from_samples(counts)
+    profile = make_profile(n=20_000, pre=(3000, 2000, 1000), window_ms=10**9, f_mean=(100.0, 150.0, 120.0),
+                           observed={"popularity": popularity}, delete_share=0.0)
+    s = generate_schedule(profile, GenerateOptions(), 5)
+    access = np.isin(s.op, [OpCode.OPEN, OpCode.LIST_FILE])
+    per_file = np.bincount(s.target[access])
+    per_file = per_file[per_file > 0]
+    share = {k: float(np.mean(per_file == k)) for k in (1, 2, 5, 12)}
+    assert set(np.unique(per_file).tolist()) == {1, 2, 5, 12}
+    for k, expected in ((1, 0.2), (2, 0.5), (5, 0.2), (12, 0.1)):
+        assert abs(share[k] - expected) < 0.02, (k, share)
+    # per-file gaps of type 1 against F_1
+    t1 = access & (s.file_type[s.target] == 1)
+    target, times = s.target[t1], s.time_us[t1]
+    order = np.lexsort((times, target))
+    target, times = target[order], times[order]
+    gaps_ms = np.diff(times)[target[1:] == target[:-1]] / 1000.0
+    f1 = profile.type_by_id(1).access_interarrival
+    assert f1 is not None
+    assert (ks_distance(gaps_ms, f1.cdf) or 1.0) < 0.02

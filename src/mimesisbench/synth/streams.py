@@ -4,11 +4,20 @@ All times are integer microseconds from t0. For one file type ``j``:
 
 * ``round(w_j n)`` creation times are the cumulative sums of C_j draws, cut at the window's end;
 * a share ``accessed_share`` of the files (pre-existing and created) is accessed: the first
-  access comes G_j after creation (after t0 for pre-existing files), then accesses follow with
-  F_j interarrivals as long as they lie within H_j of the first access, and a last access
-  closes the span at exactly first + H_j (H_j is first-to-last access, so the generated spans
-  follow H_j exactly; only the closing interarrival is shorter than an F_j draw). Nothing past
-  the window's end. Each access is an OPEN with probability ``open_share``, else a LIST_FILE;
+  access comes G_j after creation (after t0 for pre-existing files), then
+
+  - when the type carries its observed popularity (``observed["popularity"]``, as profiles
+    fitted by ``mimesisbench model`` do): N accesses, N drawn from that popularity, separated
+    by N - 1 interarrivals from F_j; popularity and F_j are reproduced by construction and the
+    span follows from them (a fitted profile's popularity and F_j come from the same files,
+    so its H_j is reproduced too, closely);
+  - otherwise (the 2014 format has no popularity): the paper's renewal rule, accesses with F_j
+    interarrivals as long as they lie within H_j of the first access, and a last access that
+    closes the span at exactly first + H_j (H_j is first-to-last access, so the generated
+    spans follow H_j exactly; only the closing interarrival is shorter than an F_j draw).
+
+  Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
+  a LIST_FILE;
 * a share ``delete_share`` is deleted D_j after the last access (``last_access``; after the
   creation for files never accessed) or at ``max(creation + D_j, last access + 1 ms)``
   (``creation``, the 2014 format). A file whose accesses are cut by the window end is not
@@ -186,15 +195,20 @@ def _chunk(
         idx = acc_idx[inside]
         first = first[inside]
         span = span[inside]
-        limit = np.minimum(span, window_us - 1 - first)
-        f_rel, rel, last_rel, stop = _streams(ft, limit, rng)
-        beyond[idx] = stop <= span
-        # the span is first-to-last access: a stream that ends inside the window ends with an
-        # access exactly at first + H (unless an interarrival landed there already)
-        closing = np.flatnonzero((limit == span) & (last_rel < span))
-        f_rel = np.concatenate([f_rel, closing])
-        rel = np.concatenate([rel, span[closing]])
-        last_rel[closing] = span[closing]
+        popularity = ft.observed.get("popularity")
+        if popularity is not None:
+            f_rel, rel, last_rel, cut = _counted_streams(ft, popularity, first, window_us, rng)
+            beyond[idx] = cut
+        else:
+            limit = np.minimum(span, window_us - 1 - first)
+            f_rel, rel, last_rel, stop = _streams(ft, limit, rng)
+            beyond[idx] = stop <= span
+            # the span is first-to-last access: a stream that ends inside the window ends with an
+            # access exactly at first + H (unless an interarrival landed there already)
+            closing = np.flatnonzero((limit == span) & (last_rel < span))
+            f_rel = np.concatenate([f_rel, closing])
+            rel = np.concatenate([rel, span[closing]])
+            last_rel[closing] = span[closing]
         last_abs[idx] = first + last_rel
         times = first[f_rel]
         times += rel
@@ -259,6 +273,36 @@ def _streams(ft: FileType, limit: I64, rng: np.random.Generator) -> tuple[I64, I
         cur[batch[done & got]] = draws[(starts + cnt - 1)[done & got]]
         active = np.concatenate([batch[~done], later])
     return np.concatenate(out_f), np.concatenate(out_r), cur, stop
+
+
+def _counted_streams(
+    ft: FileType, popularity: Distribution, first: I64, window_us: int, rng: np.random.Generator
+) -> tuple[I64, I64, I64, NDArray[np.bool_]]:
+    """Access offsets when the type carries its observed popularity: each file gets N accesses,
+    N drawn from the popularity distribution, the first at offset 0 and the others after N - 1
+    interarrivals drawn from F_j. Popularity and F_j are then reproduced by construction and the
+    span is their consequence. Accesses at or past the window's end are cut.
+
+    Returns (file index per access, offset per access, last kept offset per file, whether the
+    file's accesses were cut by the window).
+    """
+    n = first.size
+    counts = np.maximum(np.rint(popularity.sample(rng, n)), 1).astype(np.int64)
+    gaps = counts - 1
+    draws = Sampler(_needed(ft, "access_interarrival")).draw(rng, int(gaps.sum()))
+    prefix = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(draws)])
+    seg_start = np.cumsum(gaps) - gaps
+    file_of = np.repeat(np.arange(n, dtype=np.int64), gaps)
+    offsets = prefix[1:] - prefix[seg_start[file_of]]
+    f_rel = np.concatenate([np.arange(n, dtype=np.int64), file_of])
+    rel = np.concatenate([np.zeros(n, dtype=np.int64), offsets])
+    keep = first[f_rel] + rel < window_us
+    total = prefix[seg_start + gaps] - prefix[seg_start]
+    cut = first + total >= window_us
+    f_rel, rel = f_rel[keep], rel[keep]
+    last_rel = np.zeros(n, dtype=np.int64)
+    np.maximum.at(last_rel, f_rel, rel)
+    return f_rel, rel, last_rel, cut
 
 
 def _deletions(

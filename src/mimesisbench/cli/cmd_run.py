@@ -55,6 +55,13 @@ def _report(console: Console, report: object) -> None:
     show_default=True,
     help="Multiply schedule times at replay: 0.5 is twice as fast, 0 as fast as possible (no pacing, no drift control).",
 )
+@click.option(
+    "--engine",
+    default="local",
+    show_default=True,
+    help="Where workers run: local, ray (embedded), ray:auto (RAY_ADDRESS), ray:HOST:PORT or ray://HOST:PORT.",
+)
+@click.option("--spread", is_flag=True, help="Ray: one worker per node, never two on one node (fails if too few nodes).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def run_command(
     schedule: Path,
@@ -66,6 +73,8 @@ def run_command(
     reuse: bool,
     skip_phase1: bool,
     time_scale: float,
+    engine: str,
+    spread: bool,
     quiet: bool,
 ) -> None:
     """Replay SCHEDULE against a backend: phase 1 builds the namespace, phase 2 replays in real time."""
@@ -82,6 +91,8 @@ def run_command(
         time_scale=time_scale,
         reuse=reuse,
         skip_phase1=skip_phase1,
+        engine=engine,
+        spread=spread,
     )
     console = _console()
     report = run_benchmark(config, console=console, show_progress=not quiet)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mimesisbench.engine.ray_address import parse_engine
 from mimesisbench.errors import ConfigError
 
 
@@ -34,6 +35,7 @@ class RunConfig:
     start_margin_s: float = 0.5
     ready_timeout_s: float = 600.0
     engine: str = "local"
+    spread: bool = False
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.time_scale) or self.time_scale < 0:
@@ -48,8 +50,9 @@ class RunConfig:
             raise ConfigError(f"phase 1 threads must be at least 1 (got {self.phase1_threads})")
         if self.start_margin_s < 0:
             raise ConfigError("the start margin must not be negative")
-        if self.engine != "local":
-            raise ConfigError(f"unknown engine {self.engine!r} (available: local)")
+        engine = parse_engine(self.engine)  # ConfigError for an unknown engine
+        if self.spread and engine.kind != "ray":
+            raise ConfigError("--spread puts each worker on its own Ray node: it needs --engine ray (or ray:ADDRESS)")
 
     def resolved(self) -> dict[str, Any]:
         data = asdict(self)

@@ -194,7 +194,7 @@ def run_benchmark(
     if not backend.process_local:
         backend.write_marker(marker_text(schedule.namespace_hash(), "used"))
     specs = _specs(config, schedule, plan, run_dir, backend)
-    eng = engine or LocalEngine()
+    eng = engine or _make_engine(config)
     try:
         results, interrupted = _replay(eng, specs, config, schedule.n_events, console, show_progress, manifest)
     except MimesisError as exc:
@@ -204,6 +204,18 @@ def run_benchmark(
     finally:
         eng.close()
     return _finish(run_dir, config, schedule, plan, manifest, results, interrupted, warnings, backend)
+
+
+def _make_engine(config: RunConfig) -> Engine:
+    """The engine ``config.engine`` names (Ray is imported only when asked for)."""
+    from mimesisbench.engine.ray_address import parse_engine
+
+    choice = parse_engine(config.engine)
+    if choice.kind == "local":
+        return LocalEngine()
+    from mimesisbench.engine.ray_engine import RayEngine, RayOptions
+
+    return RayEngine(choice, RayOptions(spread=config.spread))
 
 
 def _profile_hash(manifest: dict[str, Any]) -> str | None:
@@ -259,7 +271,7 @@ def _finish(
         else:
             worker_ends.append(
                 {"index": r.index, "label": labels[r.index], "status": r.status, "message": r.message,
-                 "issued": r.issued, "scheduled": r.total}
+                 "issued": r.issued, "scheduled": r.total, **({"extra": r.extra} if r.extra else {})}
             )
     summary = summarize(
         samples,

@@ -54,7 +54,9 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     t_end = config.window_end_ms if config.window_end_ms is not None else int(events["time_ms"].max()) + 1  # type: ignore[arg-type]
     if t_end <= t0:
         raise TraceError(f"empty window: start {t0} ms is not before end {t_end} ms")
-    events = events.filter((pl.col("time_ms") >= t0) & (pl.col("time_ms") < t_end))
+    first, last = int(events["time_ms"].min()), int(events["time_ms"].max())  # type: ignore[arg-type]
+    if first < t0 or last >= t_end:  # copy only when the window really cuts something
+        events = events.filter((pl.col("time_ms") >= t0) & (pl.col("time_ms") < t_end))
     if events.height == 0:
         raise TraceError("no events fall inside the requested window")
     view = build_view(events, snapshot)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,13 +11,7 @@ import polars as pl
 
 from mimesisbench.errors import ScheduleError
 from mimesisbench.synth import format as fmt
-
-_REQUIRED = {
-    fmt.DIRECTORIES: ("dir_id", "parent_id", "depth", "type", "path", "pre_existing"),
-    fmt.FILES: ("file_id", "type", "dir_id", "pre_existing"),
-    fmt.EVENTS: ("time_us", "op", "type", "target", "generation", "seq"),
-}
-
+from mimesisbench.synth.store import read_schedule
 
 @dataclass(frozen=True)
 class Schedule:
@@ -48,51 +41,11 @@ class Schedule:
         return h.hexdigest()
 
 
-def _read_table(root: Path, name: str) -> pl.DataFrame:
-    path = root / name
-    if not path.is_file():
-        raise ScheduleError(f"schedule {root}: {name} is missing")
-    try:
-        frame = pl.read_parquet(path)
-    except Exception as exc:  # noqa: BLE001 - any reader failure is a bad input file
-        raise ScheduleError(f"schedule {root}: cannot read {name}: {exc}") from None
-    missing = [c for c in _REQUIRED[name] if c not in frame.columns]
-    if missing:
-        raise ScheduleError(f"schedule {root}: {name} lacks column(s) {', '.join(missing)}")
-    return frame
-
-
 def load_schedule(path: str | Path) -> Schedule:
-    """Read and check a schedule directory; raises ``ScheduleError`` naming what is wrong."""
-    root = Path(path)
-    if not root.is_dir():
-        raise ScheduleError(f"schedule {root} is not a directory")
-    try:
-        manifest = json.loads((root / fmt.MANIFEST).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScheduleError(f"schedule {root}: {fmt.MANIFEST} is missing") from None
-    except (OSError, ValueError) as exc:
-        raise ScheduleError(f"schedule {root}: cannot read {fmt.MANIFEST}: {exc}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != fmt.SCHEDULE_FORMAT:
-        raise ScheduleError(f"schedule {root}: {fmt.MANIFEST} is not a {fmt.SCHEDULE_FORMAT} manifest")
-    if manifest.get("version") != fmt.SCHEDULE_VERSION:
-        raise ScheduleError(
-            f"schedule {root}: format version {manifest.get('version')!r} (this tool reads {fmt.SCHEDULE_VERSION})"
-        )
-    dirs = _read_table(root, fmt.DIRECTORIES)
-    files = _read_table(root, fmt.FILES)
-    events = _read_table(root, fmt.EVENTS)
-    if dirs.height == 0 or dirs.filter(pl.col("dir_id") == 0).height != 1:
-        raise ScheduleError(f"schedule {root}: {fmt.DIRECTORIES} has no root directory (dir_id 0)")
-    if dirs["dir_id"].n_unique() != dirs.height:
-        raise ScheduleError(f"schedule {root}: {fmt.DIRECTORIES} repeats a dir_id")
-    if files["file_id"].n_unique() != files.height:
-        raise ScheduleError(f"schedule {root}: {fmt.FILES} repeats a file_id")
-    known_ops = [int(op) for op in fmt.OpCode]
-    if events.height and not events["op"].cast(pl.Int64).is_in(known_ops).all():
-        raise ScheduleError(f"schedule {root}: {fmt.EVENTS} holds an unknown op code")
-    events = events.sort(["time_us", "seq"], maintain_order=True)
-    return Schedule(root=root, manifest=manifest, directories=dirs, files=files, events=events)
+    """Read and check a schedule directory (``synth.store.read_schedule``) for replay."""
+    tables = read_schedule(path)
+    return Schedule(root=tables.path, manifest=tables.manifest, directories=tables.directories,
+                    files=tables.files, events=tables.events)
 
 
 def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.DataFrame:

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from mimesisbench import __version__
 from mimesisbench.errors import ScheduleError
-from mimesisbench.synth.format import DIRECTORIES, EVENTS, FILES, MANIFEST, SCHEDULE_FORMAT, SCHEDULE_VERSION
+from mimesisbench.synth.format import DIRECTORIES, EVENTS, FILES, MANIFEST, SCHEDULE_FORMAT, SCHEDULE_VERSION, OpCode
 from mimesisbench.synth.schedule import Schedule
 
 #: rows per Parquet row group of events.parquet (bounds the write's temporaries)
@@ -157,32 +157,63 @@ class ScheduleTables:
     events: pl.DataFrame
 
 
+#: columns each table must have (extra columns are allowed)
+REQUIRED_COLUMNS = {
+    DIRECTORIES: ("dir_id", "parent_id", "depth", "type", "path", "pre_existing"),
+    FILES: ("file_id", "type", "dir_id", "pre_existing"),
+    EVENTS: ("time_us", "op", "type", "target", "generation", "seq"),
+}
+
+
 def read_manifest(path: str | Path) -> dict[str, Any]:
     p = Path(path)
+    if not p.is_dir():
+        raise ScheduleError(f"schedule {p} is not a directory")
     try:
         manifest = json.loads((p / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScheduleError(f"{p} is not a schedule directory (no {MANIFEST})") from None
     except (OSError, ValueError) as exc:
         raise ScheduleError(f"cannot read {p / MANIFEST}: {exc}") from None
-    if manifest.get("format") != SCHEDULE_FORMAT or manifest.get("version") != SCHEDULE_VERSION:
+    if not isinstance(manifest, dict) or manifest.get("format") != SCHEDULE_FORMAT or manifest.get("version") != SCHEDULE_VERSION:
+        found = manifest if isinstance(manifest, dict) else {}
         raise ScheduleError(
-            f"{p}: not a {SCHEDULE_FORMAT} version {SCHEDULE_VERSION} schedule "
-            f"(format {manifest.get('format')!r}, version {manifest.get('version')!r})"
+            f"{p}: {MANIFEST} is not a {SCHEDULE_FORMAT} version {SCHEDULE_VERSION} manifest "
+            f"(format {found.get('format')!r}, version {found.get('version')!r})"
         )
     return manifest
 
 
+def _read_table(root: Path, name: str) -> pl.DataFrame:
+    path = root / name
+    if not path.is_file():
+        raise ScheduleError(f"schedule {root}: {name} is missing")
+    try:
+        frame = pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise ScheduleError(f"schedule {root}: cannot read {name}: {exc}") from None
+    missing = [c for c in REQUIRED_COLUMNS[name] if c not in frame.columns]
+    if missing:
+        raise ScheduleError(f"schedule {root}: {name} lacks column(s) {', '.join(missing)}")
+    return frame
+
+
 def read_schedule(path: str | Path) -> ScheduleTables:
+    """Read and check a schedule directory; raises ``ScheduleError`` naming what is wrong.
+    Events come sorted by (time_us, seq)."""
     p = Path(path)
     manifest = read_manifest(p)
-    try:
-        return ScheduleTables(
-            path=p,
-            manifest=manifest,
-            directories=pl.read_parquet(p / DIRECTORIES),
-            files=pl.read_parquet(p / FILES),
-            events=pl.read_parquet(p / EVENTS),
-        )
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        raise ScheduleError(f"cannot read schedule {p}: {exc}") from None
+    dirs = _read_table(p, DIRECTORIES)
+    files = _read_table(p, FILES)
+    events = _read_table(p, EVENTS)
+    if dirs.height == 0 or dirs.filter(pl.col("dir_id") == 0).height != 1:
+        raise ScheduleError(f"schedule {p}: {DIRECTORIES} has no root directory (dir_id 0)")
+    if dirs["dir_id"].n_unique() != dirs.height:
+        raise ScheduleError(f"schedule {p}: {DIRECTORIES} repeats a dir_id")
+    if files["file_id"].n_unique() != files.height:
+        raise ScheduleError(f"schedule {p}: {FILES} repeats a file_id")
+    known_ops = [int(op) for op in OpCode]
+    if events.height and not events["op"].cast(pl.Int64).is_in(known_ops).all():
+        raise ScheduleError(f"schedule {p}: {EVENTS} holds an unknown op code")
+    events = events.sort(["time_us", "seq"], maintain_order=True)
+    return ScheduleTables(path=p, manifest=manifest, directories=dirs, files=files, events=events)

@@ -1,0 +1,510 @@
+"""``hdfs://host:port/base/dir``: a real HDFS NameNode through ``hdfs-native`` (Rust, no JVM).
+
+Each operation is the NameNode RPC(s) below, checked against the NameNode's audit log and its
+per-method RPC counters (``RpcDetailedActivityForPort<port>``) on Hadoop 3.4.3:
+
+=============  ===========================================  ====================================
+operation      client calls                                 NameNode RPCs (audit ``cmd=``)
+=============  ===========================================  ====================================
+create         ``create(path, create_parent=False)`` and    ``create`` + ``complete``
+               ``close()`` of the empty file                (``cmd=create``; complete is not
+                                                            audited)
+open           ``read(path)`` and ``close()``, no data      ``getBlockLocations`` (``cmd=open``)
+list_file      ``list_status(file)`` drained                ``getListing`` (``cmd=listStatus``)
+list_dir       ``list_status(dir)`` drained                 ``getListing`` per 1000 entries
+                                                            (``cmd=listStatus``)
+delete         ``delete(path, recursive=False)``            ``delete`` (``cmd=delete``)
+mkdirs         ``get_file_info`` then ``mkdirs(path)``      ``getFileInfo`` + ``mkdirs``
+               (``?mkdirs=native``: ``mkdirs`` alone)       (``cmd=getfileinfo``, ``cmd=mkdirs``)
+rename         ``rename(src, dst, overwrite=False)``        ``rename2`` (``cmd=rename
+                                                            (options=[NONE])``); see below
+getfileinfo    ``get_file_info(path)``                      ``getFileInfo`` (``cmd=getfileinfo``)
+=============  ===========================================  ====================================
+
+HDFS ``mkdirs`` succeeds on an existing directory; the backend contract says ``exists``, so by
+default ``mkdirs`` asks ``getFileInfo`` first (two RPCs when the directory is new, one when it
+exists). ``?mkdirs=native`` sends the single ``mkdirs`` RPC with HDFS semantics instead.
+Renaming a directory below itself onto an existing path: HDFS refuses it as "under source"
+before checking the destination; only on that error path the backend asks ``getFileInfo(dst)``
+and reports ``exists`` when it is there (as POSIX and the reference model do).
+
+The backend is asynchronous (``is_async``): a worker's lanes are asyncio tasks on one thread and
+``hdfs-native`` runs the RPCs on its own Rust runtime, so one process keeps thousands of calls
+in flight. Listings are the exception: hdfs-native's async listing costs one awaited future per
+entry, so ``aio_list_file``/``aio_list_dir`` run the blocking listing on a small thread pool
+(same RPC). The synchronous methods (setup, phase 1, tests) use the blocking client, which
+releases the GIL, so they scale over threads too.
+
+Failures: ``FileNotFoundError``/``FileExistsError``/``PermissionError`` from the client, and
+server exceptions it reports as ``RPCError`` (turned into ``HdfsOpError`` with an errno from the
+Java class), are failed operations (``classify``). A plain ``OSError`` (connection refused or
+reset after the client's retries) or any other client error is a ``BackendError``: the backend
+is broken and the worker stops.
+
+Configuration: the URL's authority is the NameNode (``host:port``) or a nameservice, resolved by
+``hdfs-native`` from ``$HADOOP_CONF_DIR`` (``core-site.xml``/``hdfs-site.xml``), which is also
+where HA and Kerberos settings come from. Query parameters that look like Hadoop keys
+(``dfs.*``, ``ipc.*``, ``fs.*``, ``hadoop.*``) are passed to the client; ``mkdirs=`` is ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import posixpath
+import re
+import socket
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar, NoReturn
+
+import polars as pl
+
+from mimesisbench.backends import safety
+from mimesisbench.backends.base import Backend, Outcome, classify_oserror
+from mimesisbench.errors import BackendError, ConfigError, SafetyError
+
+#: without this, a dead NameNode makes every call retry for about three minutes
+DEFAULT_CLIENT_CONFIG = {"dfs.client.failover.max.attempts": "2"}
+#: threads that run listings for the async operations (see ``aio_list_dir``)
+LIST_THREADS = 8
+_HADOOP_KEY = re.compile(r"^(dfs|ipc|fs|hadoop)\.[A-Za-z0-9_.\-]+$")
+_MKDIRS_MODES = ("strict", "native")
+_RPC_ERROR = re.compile(r'^RPCError\("([A-Za-z0-9_.$]+)", "(.*)', re.DOTALL)
+
+#: Java exception class (last component) -> errno, for server errors without a Python subclass
+_JAVA_ERRNO = {
+    "FileNotFoundException": errno.ENOENT,
+    "ParentNotDirectoryException": errno.ENOTDIR,
+    "FileAlreadyExistsException": errno.EEXIST,
+    "PathIsNotEmptyDirectoryException": errno.ENOTEMPTY,
+    "AccessControlException": errno.EACCES,
+    "AuthorizationException": errno.EACCES,
+    "SafeModeException": errno.EROFS,
+}
+
+class HdfsOpError(OSError):
+    """A NameNode error for one operation that ``hdfs-native`` reports as a generic ``RPCError``."""
+
+    def __init__(self, code: int, message: str, java_class: str) -> None:
+        super().__init__(code, message)
+        self.java_class = java_class
+
+
+def translate_error(exc: BaseException, url: str) -> BaseException:
+    """The exception an operation should raise for what ``hdfs-native`` raised.
+
+    ``FileNotFoundError``/``FileExistsError``/``PermissionError`` (and other ``OSError``
+    subclasses) stay failed operations; a server-side ``RPCError`` becomes ``HdfsOpError`` with an
+    errno chosen from the Java exception class; a plain ``OSError`` (connection refused or reset,
+    after the client's retries) or any other client error is a ``BackendError``.
+    """
+    if isinstance(exc, OSError) and type(exc) is not OSError and not isinstance(exc, ConnectionError | TimeoutError):
+        return exc
+    text = str(exc)
+    match = _RPC_ERROR.match(text)
+    if isinstance(exc, RuntimeError) and match:
+        java_class = match.group(1)
+        message = match.group(2).split("\\n", 1)[0].split("\n", 1)[0]
+        short = java_class.rsplit(".", 1)[-1]
+        code = _JAVA_ERRNO.get(short, errno.EIO)
+        if short == "AccessControlException" and "is not a directory" in message:
+            code = errno.ENOTDIR  # path resolution through a file (HDFS reports it this way)
+        if short in ("StandbyException", "RetriableException"):
+            return BackendError(f"HDFS at {url}: the NameNode cannot serve ({short}: {message})")
+        return HdfsOpError(code, f"{short}: {message}", java_class)
+    first = text.split("\n", 1)[0]
+    return BackendError(f"HDFS at {url} failed: {type(exc).__name__}: {first}")
+
+
+def classify_hdfs(exc: BaseException) -> Outcome:
+    """Map a failed HDFS operation to the ``Outcome`` taxonomy."""
+    if isinstance(exc, FileNotFoundError | NotADirectoryError):
+        return Outcome.NOT_FOUND
+    if isinstance(exc, FileExistsError):
+        return Outcome.EXISTS
+    if isinstance(exc, PermissionError):
+        return Outcome.PERMISSION
+    return classify_oserror(exc)
+
+
+def _into_itself(err: BaseException) -> bool:
+    """A rename refused because the destination is below the source.
+
+    HDFS checks this before checking that the destination exists; the contract (and POSIX) says
+    ``exists`` when it does, so on this error path only, one ``getFileInfo(dst)`` decides.
+    """
+    return isinstance(err, HdfsOpError) and "under source" in str(err)
+
+
+def _not_found(path: str) -> FileNotFoundError:
+    return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+
+
+def _exists(path: str) -> FileExistsError:
+    return FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
+
+
+class HdfsUrl:
+    """The parts of an ``hdfs://authority/base?options`` URL (validated; no I/O)."""
+
+    def __init__(self, url: str) -> None:
+        parsed = urllib.parse.urlsplit(url.strip())
+        if parsed.scheme.lower() != "hdfs" or not parsed.netloc:
+            raise ConfigError(f"backend {url!r}: use hdfs://host:port/base/dir (or hdfs://nameservice/base/dir)")
+        base = parsed.path or ""
+        if not base.startswith("/") or base.rstrip("/") == "":
+            raise ConfigError(f"backend {url!r}: give a base directory below '/', e.g. hdfs://host:8020/mimesis")
+        parts = base.strip("/").split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            raise ConfigError(f"backend {url!r}: the base directory has an empty, '.' or '..' component")
+        self.base = "/" + "/".join(parts)
+        self.authority = parsed.netloc
+        self.fs_url = f"hdfs://{parsed.netloc}"
+        self.host = parsed.hostname or ""
+        try:
+            self.port: int | None = parsed.port
+        except ValueError:
+            raise ConfigError(f"backend {url!r}: bad port") from None
+        self.config: dict[str, str] = dict(DEFAULT_CLIENT_CONFIG)
+        self.mkdirs_mode = "strict"
+        for key, value in urllib.parse.parse_qsl(parsed.query, keep_blank_values=True):
+            if key == "mkdirs":
+                if value not in _MKDIRS_MODES:
+                    raise ConfigError(f"backend {url!r}: mkdirs= must be one of {', '.join(_MKDIRS_MODES)}")
+                self.mkdirs_mode = value
+            elif _HADOOP_KEY.match(key):
+                self.config[key] = value
+            else:
+                raise ConfigError(
+                    f"backend {url!r}: unknown option {key!r} (use mkdirs=strict|native or Hadoop keys like dfs.*)"
+                )
+
+
+class HdfsBackend(Backend):
+    """A directory of an HDFS namespace, driven through ``hdfs-native``."""
+
+    scheme: ClassVar[str] = "hdfs"
+    is_async: ClassVar[bool] = True
+    default_concurrency: ClassVar[int] = 64
+    thread_safe: ClassVar[bool] = True
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.parts = HdfsUrl(url)
+        self.base = self.parts.base
+        self.created_base = False
+        self._client: Any = None
+        self._aclient: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._strict_mkdirs = self.parts.mkdirs_mode == "strict"
+
+    # ------------------------------------------------------------------ clients
+
+    def _probe(self) -> None:
+        """Fail in seconds (not after the client's retries) when a host:port does not answer."""
+        if self.parts.port is None or not self.parts.host:
+            return  # a nameservice: hdfs-native resolves and fails over by itself
+        try:
+            with socket.create_connection((self.parts.host, self.parts.port), timeout=5.0):
+                pass
+        except OSError as exc:
+            raise BackendError(f"cannot reach the NameNode at {self.parts.authority}: {exc}") from None
+
+    def _new_clients(self) -> None:
+        try:
+            from hdfs_native import AsyncClient, Client, WriteOptions
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise ConfigError(
+                f"the hdfs backend needs the hdfs-native package ({exc}); pip install 'mimesisbench[hdfs]'"
+            ) from None
+        self._probe()
+        try:
+            self._client = Client(self.parts.fs_url, config=dict(self.parts.config))
+            self._aclient = AsyncClient(self.parts.fs_url, config=dict(self.parts.config))
+        except Exception as exc:  # noqa: BLE001 - bad configuration or unreachable
+            raise BackendError(f"cannot open an HDFS client for {self.parts.fs_url}: {exc}") from None
+        self._wopts = WriteOptions(create_parent=False, overwrite=False)
+
+    @property
+    def client(self) -> Any:
+        """The blocking ``hdfs_native.Client`` (connects on first use)."""
+        if self._client is None:
+            self._new_clients()
+        return self._client
+
+    def _fail(self, exc: BaseException) -> NoReturn:
+        raise translate_error(exc, self.parts.fs_url) from None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def setup(self, *, reuse: bool) -> None:
+        """Create or adopt the base (refusing a foreign, non-empty one unless ``reuse``)."""
+        client = self.client
+        base = self.base
+        try:
+            status = client.get_file_info(base)
+        except FileNotFoundError:
+            status = None
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+        if status is None:
+            try:
+                client.mkdirs(base, 0o755, True)
+                self._touch(posixpath.join(base, safety.OWNER_MARKER))
+            except Exception as exc:  # noqa: BLE001
+                raise SafetyError(f"cannot create the HDFS base directory {base}: {exc}") from None
+            self.created_base = True
+            return
+        if not status.isdir:
+            raise SafetyError(f"the HDFS base {base} exists and is not a directory")
+        names = self._names(base)
+        if not names:
+            self._touch(posixpath.join(base, safety.OWNER_MARKER))
+            self.created_base = True
+            return
+        if safety.OWNER_MARKER in names or reuse:
+            return
+        raise SafetyError(
+            f"the HDFS base directory {base} is not empty and was not created by mimesisbench "
+            f"(found e.g. {sorted(names)[0]!r}); give an empty or new directory, or --reuse to work in it anyway"
+        )
+
+    def connect(self) -> None:
+        client = self.client
+        try:
+            status = client.get_file_info(self.base)
+        except FileNotFoundError:
+            raise BackendError(f"the HDFS base directory {self.base} is missing; run setup first") from None
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+        if not status.isdir:
+            raise BackendError(f"the HDFS base {self.base} is not a directory")
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self._client = None
+        self._aclient = None
+
+    def _touch(self, path: str) -> None:
+        self.client.create(path, self._wopts).close()
+
+    def _names(self, path: str) -> list[str]:
+        try:
+            return [s.path.rpartition("/")[2] for s in self.client.list_status(path)]
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def read_marker(self) -> str | None:
+        try:
+            with self.client.read(posixpath.join(self.base, safety.NAMESPACE_MARKER)) as reader:
+                return reader.read().decode("utf-8")
+        except OSError:
+            return None
+
+    def write_marker(self, text: str) -> None:
+        from hdfs_native import WriteOptions
+
+        target = posixpath.join(self.base, safety.NAMESPACE_MARKER)
+        tmp = target + ".tmp"
+        try:
+            with self.client.create(tmp, WriteOptions(overwrite=True, create_parent=False)) as writer:
+                writer.write(text.encode("utf-8"))
+            self.client.rename(tmp, target, True)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def verify_namespace(self, rel_dirs: list[str]) -> None:
+        """Nothing to walk: paths are validated and joined below the base (HDFS has no symlinks
+        enabled by default, and the client never follows one)."""
+        safety.check_relative_series(pl.Series(rel_dirs, dtype=pl.String))
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "scheme": self.scheme,
+            "url": self.url,
+            "namenode": self.parts.authority,
+            "base": self.base,
+            "mkdirs": self.parts.mkdirs_mode,
+            "client": "hdfs-native (async)",
+            "hadoop_conf_dir": os.environ.get("HADOOP_CONF_DIR"),
+        }
+        try:
+            from importlib.metadata import version
+
+            info["client_version"] = version("hdfs-native")
+        except Exception:  # noqa: BLE001 - a fact for the manifest
+            pass
+        return info
+
+    def native_paths(self, rel: pl.Series) -> pl.Series:
+        safety.check_relative_series(rel)
+        base = self.base
+        frame = pl.DataFrame({"rel": rel})
+        out = frame.select(
+            pl.when(pl.col("rel") == "/").then(pl.lit(base)).otherwise(pl.lit(base) + pl.col("rel")).alias(rel.name)
+        )
+        return out.to_series()
+
+    def classify(self, exc: BaseException) -> Outcome:
+        return classify_hdfs(exc)
+
+    def remove_tree(self, path: str) -> None:
+        """Delete ``path`` and everything below it (must be strictly below the base)."""
+        norm = posixpath.normpath(path)
+        if not norm.startswith(self.base.rstrip("/") + "/"):
+            raise SafetyError(f"refusing to delete {path}: not below the base directory {self.base}")
+        try:
+            self.client.delete(norm, True)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    # ------------------------------------------------------------------ operations (sync)
+
+    def create(self, path: str) -> None:
+        try:
+            self._client.create(path, self._wopts).close()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def open(self, path: str) -> None:
+        try:
+            self._client.read(path).close()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def list_file(self, path: str) -> None:
+        try:
+            for _ in self._client.list_status(path):
+                pass
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def list_dir(self, path: str) -> list[str]:
+        try:
+            return [s.path.rpartition("/")[2] for s in self._client.list_status(path)]
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def delete(self, path: str) -> None:
+        try:
+            deleted = self._client.delete(path, False)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+        if not deleted:
+            raise _not_found(path)
+
+    def mkdirs(self, path: str) -> None:
+        client = self._client
+        try:
+            if self._strict_mkdirs:
+                try:
+                    client.get_file_info(path)
+                except FileNotFoundError:
+                    pass
+                else:
+                    raise _exists(path)
+            client.mkdirs(path, 0o755, False)
+        except FileExistsError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def rename(self, src: str, dst: str) -> None:
+        try:
+            self._client.rename(src, dst, False)
+        except Exception as exc:  # noqa: BLE001
+            err = translate_error(exc, self.parts.fs_url)
+            if _into_itself(err):
+                try:
+                    self._client.get_file_info(dst)
+                except Exception:  # noqa: BLE001 - the original error stands
+                    pass
+                else:
+                    raise _exists(dst) from None
+            raise err from None
+
+    def getfileinfo(self, path: str) -> None:
+        try:
+            self._client.get_file_info(path)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    # ------------------------------------------------------------------ operations (async)
+
+    async def aio_create(self, path: str) -> None:
+        try:
+            writer = await self._aclient.create(path, self._wopts)
+            await writer.close()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    async def aio_open(self, path: str) -> None:
+        try:
+            reader = await self._aclient.read(path)
+            await reader.close()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    # hdfs-native's async listing yields one entry per awaited future (~0.1 ms each: 18 times
+    # slower than the blocking iterator for 1000 entries), so listings run the blocking client
+    # on a small thread pool; the RPCs (getListing) are the same.
+
+    def _list_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=LIST_THREADS, thread_name_prefix="hdfs-list")
+        return self._pool
+
+    async def aio_list_file(self, path: str) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._list_pool(), self.list_file, path)
+
+    async def aio_list_dir(self, path: str) -> list[str]:
+        return await asyncio.get_running_loop().run_in_executor(self._list_pool(), self.list_dir, path)
+
+    async def aio_delete(self, path: str) -> None:
+        try:
+            deleted = await self._aclient.delete(path, False)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+        if not deleted:
+            raise _not_found(path)
+
+    async def aio_mkdirs(self, path: str) -> None:
+        client = self._aclient
+        try:
+            if self._strict_mkdirs:
+                try:
+                    await client.get_file_info(path)
+                except FileNotFoundError:
+                    pass
+                else:
+                    raise _exists(path)
+            await client.mkdirs(path, 0o755, False)
+        except FileExistsError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    async def aio_rename(self, src: str, dst: str) -> None:
+        try:
+            await self._aclient.rename(src, dst, False)
+        except Exception as exc:  # noqa: BLE001
+            err = translate_error(exc, self.parts.fs_url)
+            if _into_itself(err):
+                try:
+                    await self._aclient.get_file_info(dst)
+                except Exception:  # noqa: BLE001 - the original error stands
+                    pass
+                else:
+                    raise _exists(dst) from None
+            raise err from None
+
+    async def aio_getfileinfo(self, path: str) -> None:
+        try:
+            await self._aclient.get_file_info(path)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+

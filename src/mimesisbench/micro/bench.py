@@ -1,0 +1,145 @@
+"""One micro-benchmark from start to end: set up, prepare (untimed), time, clean up."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from mimesisbench.backends.base import Backend
+from mimesisbench.backends.registry import open_backend
+from mimesisbench.errors import BackendError, MimesisError
+from mimesisbench.micro.cleanup import remove_tree
+from mimesisbench.micro.config import MicroConfig
+from mimesisbench.micro.plan import MicroPlan, make_plan
+from mimesisbench.micro.runner import Timings, run_batch
+from mimesisbench.micro.stats import error_counts, summarize
+from mimesisbench.synth.format import OpCode
+
+#: closed-loop clients for the untimed preparation when the config does not say
+PREPARE_CONCURRENCY_SYNC = 16
+PREPARE_CONCURRENCY_ASYNC = 64
+
+
+@dataclass(frozen=True)
+class MicroResult:
+    """What a micro-benchmark measured (``to_json`` is the ``--json`` output)."""
+
+    config: MicroConfig
+    summary: dict[str, Any]
+    prepare_s: float
+    cleanup_s: float
+    root: str
+    backend_info: dict[str, Any]
+    timings: Timings
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.config
+        s = self.summary
+        return {
+            "op": c.op,
+            "files": c.files,
+            "concurrency": c.concurrency,
+            "dirs": c.n_dirs,
+            "backend": c.backend,
+            "ops_per_s": s["ops_per_s"],
+            "elapsed_s": s["elapsed_s"],
+            "latency_ms": s["latency_ms"],
+            "errors": s["errors"],
+            "errors_by_outcome": s["errors_by_outcome"],
+            "client": s["client"],
+            "client_requested": c.client,
+            "prepare_s": self.prepare_s,
+            "cleanup_s": self.cleanup_s,
+            "workdir": self.root,
+            "kept": c.keep,
+            "backend_info": self.backend_info,
+            "warnings": list(self.warnings),
+        }
+
+
+def _ops(backend: Backend, code: OpCode) -> tuple[Any, Any]:
+    sync = backend.sync_ops()[code]
+    aio = backend.async_ops()[code] if backend.is_async else None
+    return sync, aio
+
+
+def _prepare_step(backend: Backend, code: OpCode, paths: list[Any], concurrency: int, what: str) -> None:
+    if not paths:
+        return
+    sync, aio = _ops(backend, code)
+    timings = run_batch(backend, sync, aio, paths, concurrency)
+    errors = error_counts(timings.outcome)
+    if errors:
+        summary = ", ".join(f"{n} {label}" for label, n in errors.items())
+        raise BackendError(f"preparing the micro-benchmark: {what} failed ({summary})")
+
+
+def _prepare(backend: Backend, plan: MicroPlan, concurrency: int) -> None:
+    dirs = backend.native_paths(plan.dirs).to_list()
+    _prepare_step(backend, OpCode.MKDIRS, dirs[:1], 1, f"making {dirs[0]!r}")
+    _prepare_step(backend, OpCode.MKDIRS, dirs[1:], concurrency, "making the directories")
+    if plan.files.len():
+        files = backend.native_paths(plan.files).to_list()
+        _prepare_step(backend, OpCode.CREATE, files, concurrency, "creating the files")
+
+
+def _timed_args(backend: Backend, plan: MicroPlan) -> list[Any]:
+    first = backend.native_paths(plan.targets).to_list()
+    if plan.targets2 is None:
+        return first
+    second = backend.native_paths(plan.targets2).to_list()
+    return list(zip(first, second))
+
+
+def run_micro(config: MicroConfig) -> MicroResult:
+    """Run one micro-benchmark; raises ``MimesisError`` subclasses for user and backend problems."""
+    backend = open_backend(config.backend)
+    backend.setup(reuse=config.reuse)
+    backend.connect()
+    plan = make_plan(config)
+    prep_conc = config.prepare_concurrency or max(
+        config.concurrency, PREPARE_CONCURRENCY_ASYNC if backend.is_async else PREPARE_CONCURRENCY_SYNC
+    )
+    native_root = backend.native_paths(pl.Series("path", [plan.root], dtype=pl.String)).to_list()[0]
+    warnings: list[str] = []
+    cleanup_s = 0.0
+    try:
+        t0 = time.perf_counter()
+        _prepare(backend, plan, prep_conc)
+        prepare_s = time.perf_counter() - t0
+        sync, aio = _ops(backend, config.op_code)
+        args = _timed_args(backend, plan)
+        timings = run_batch(backend, sync, aio, args, config.concurrency, config.client)
+    finally:
+        if not config.keep:
+            t1 = time.perf_counter()
+            try:
+                if not remove_tree(backend, native_root):
+                    warnings.append(f"{backend.scheme}: nothing to clean up (the namespace lives in this process)")
+            except (MimesisError, OSError) as exc:
+                warnings.append(f"could not remove {native_root!r}: {exc}")
+            cleanup_s = time.perf_counter() - t1
+        info = backend.describe()
+        try:
+            backend.close()
+        except Exception as exc:  # noqa: BLE001 - closing is best effort
+            warnings.append(f"closing the backend failed: {exc}")
+    summary = summarize(timings)
+    if summary["errors"]:
+        labels = ", ".join(f"{n} {k}" for k, n in summary["errors_by_outcome"].items())
+        warnings.append(f"{summary['errors']} of {summary['operations']} operations failed ({labels})")
+    return MicroResult(
+        config=config,
+        summary=summary,
+        prepare_s=prepare_s,
+        cleanup_s=cleanup_s,
+        root=str(native_root if isinstance(native_root, str) else native_root.decode()),
+        backend_info=info,
+        timings=timings,
+        warnings=warnings,
+    )
+

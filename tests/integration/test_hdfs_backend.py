@@ -1,0 +1,263 @@
+"""The hdfs backend against the real NameNode of the ``local_hdfs`` session fixture.
+
+The backend conformance suite (tests/unit/test_backend_conformance.py) is reused as is: its
+explicit cases are imported here and receive this module's ``target`` fixture (an hdfs backend
+on a fresh base directory per test), and its Hypothesis state machine runs with an hdfs factory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hdfs_native import Client
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from mimesisbench.backends.base import Backend, Outcome
+from mimesisbench.backends.hdfs import HdfsBackend, HdfsUrl
+from mimesisbench.backends.registry import open_backend
+from mimesisbench.errors import BackendError, ConfigError, SafetyError
+from mimesisbench.hdfs.cluster import LocalHdfs
+
+pytestmark = pytest.mark.integration
+
+
+def _load_suite() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "unit" / "test_backend_conformance.py"
+    spec = importlib.util.spec_from_file_location("mimesis_conformance_suite", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+suite = _load_suite()
+
+# the suite's explicit cases, run here with the hdfs ``target`` fixture below
+test_create_then_create_again_is_exists = suite.test_create_then_create_again_is_exists
+test_missing_things_are_not_found = suite.test_missing_things_are_not_found
+test_rename_moves_and_refuses_an_existing_target = suite.test_rename_moves_and_refuses_an_existing_target
+test_directories_rename_and_list = suite.test_directories_rename_and_list
+test_delete_removes_only_the_file = suite.test_delete_removes_only_the_file
+
+ROOT = "/conformance"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_root(local_hdfs: LocalHdfs) -> Iterator[None]:
+    """Leave the session's namespace as found (other modules model its image and audit log)."""
+    yield
+    Client(local_hdfs.url).delete(ROOT, True)
+
+
+def _factory(cluster: LocalHdfs) -> Callable[[], tuple[Backend, Callable[[], None]]]:
+    def make() -> tuple[Backend, Callable[[], None]]:
+        base = f"{ROOT}/{uuid.uuid4().hex[:12]}"
+        backend = HdfsBackend(f"{cluster.url}{base}")
+        backend.setup(reuse=False)
+        backend.connect()
+
+        def cleanup() -> None:
+            backend.client.delete(base, True)
+            backend.close()
+
+        return backend, cleanup
+
+    return make
+
+
+@pytest.fixture
+def target(local_hdfs: LocalHdfs) -> Iterator[object]:
+    backend, cleanup = _factory(local_hdfs)()
+    try:
+        yield suite.Target(backend)
+    finally:
+        cleanup()
+
+
+def test_random_sequences_agree_with_the_reference(local_hdfs: LocalHdfs) -> None:
+    machine = type("Conformance_hdfs", (suite.Conformance,), {"factory": staticmethod(_factory(local_hdfs))})
+    run_state_machine_as_test(
+        machine,  # type: ignore[arg-type]
+        settings=settings(
+            max_examples=40, stateful_step_count=25, deadline=None, suppress_health_check=list(HealthCheck)
+        ),
+    )
+
+
+def test_async_operations_agree_with_the_sync_ones(local_hdfs: LocalHdfs) -> None:
+    backend, cleanup = _factory(local_hdfs)()
+    assert isinstance(backend, HdfsBackend) and backend.is_async
+    base = backend.base
+
+    async def run() -> list[Outcome]:
+        got = []
+        calls = [
+            ("mkdirs", (f"{base}/d",)),
+            ("mkdirs", (f"{base}/d",)),
+            ("create", (f"{base}/d/f",)),
+            ("create", (f"{base}/d/f",)),
+            ("open", (f"{base}/d/f",)),
+            ("list_file", (f"{base}/d/f",)),
+            ("getfileinfo", (f"{base}/d/f",)),
+            ("rename", (f"{base}/d/f", f"{base}/d/g")),
+            ("open", (f"{base}/d/f",)),
+            ("delete", (f"{base}/d/g",)),
+            ("delete", (f"{base}/d/g",)),
+            ("create", (f"{base}/nodir/f",)),
+        ]
+        for name, args in calls:
+            try:
+                await getattr(backend, f"aio_{name}")(*args)
+                got.append(Outcome.OK)
+            except backend.op_errors as exc:
+                got.append(backend.classify(exc))
+        assert await backend.aio_list_dir(f"{base}/d") == []
+        return got
+
+    try:
+        ok, ex, nf = Outcome.OK, Outcome.EXISTS, Outcome.NOT_FOUND
+        assert asyncio.run(run()) == [ok, ex, ok, ex, ok, ok, ok, ok, nf, ok, nf, nf]
+    finally:
+        cleanup()
+
+
+AUDIT = re.compile(r"\tcmd=(?P<cmd>[^\t]+)\tsrc=(?P<src>[^\t]+)\tdst=(?P<dst>[^\t]+)\t")
+
+
+def _audit(path: Path, prefix: str) -> list[tuple[str, str, str]]:
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = AUDIT.search(line)
+        if match and match["src"].startswith(prefix):
+            found.append((match["cmd"], match["src"], match["dst"]))
+    return found
+
+
+def test_each_operation_is_the_documented_rpc_in_the_audit_log(local_hdfs: LocalHdfs) -> None:
+    backend, cleanup = _factory(local_hdfs)()
+    base = backend.base
+    try:
+        start = len(_audit(local_hdfs.audit_log, base))
+        backend.mkdirs(f"{base}/d")
+        backend.create(f"{base}/d/f")
+        backend.open(f"{base}/d/f")
+        backend.list_file(f"{base}/d/f")
+        backend.list_dir(f"{base}/d")
+        backend.getfileinfo(f"{base}/d/f")
+        backend.rename(f"{base}/d/f", f"{base}/d/g")
+        backend.delete(f"{base}/d/g")
+        expected = [
+            ("getfileinfo", f"{base}/d", "null"),  # mkdirs asks first (strict mode)
+            ("mkdirs", f"{base}/d", "null"),
+            ("create", f"{base}/d/f", "null"),
+            ("open", f"{base}/d/f", "null"),
+            ("listStatus", f"{base}/d/f", "null"),
+            ("listStatus", f"{base}/d", "null"),
+            ("getfileinfo", f"{base}/d/f", "null"),
+            ("rename (options=[NONE])", f"{base}/d/f", f"{base}/d/g"),
+            ("delete", f"{base}/d/g", "null"),
+        ]
+        deadline = time.monotonic() + 10
+        while True:  # the audit appender flushes each line; allow for a slow disk
+            got = _audit(local_hdfs.audit_log, base)[start:]
+            if len(got) >= len(expected) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert got == expected
+    finally:
+        cleanup()
+
+
+def test_native_mkdirs_is_one_rpc_with_hdfs_semantics(local_hdfs: LocalHdfs) -> None:
+    base = f"{ROOT}/{uuid.uuid4().hex[:12]}"
+    backend = open_backend(f"{local_hdfs.url}{base}?mkdirs=native")
+    backend.setup(reuse=False)
+    backend.connect()
+    try:
+        backend.mkdirs(f"{base}/d")
+        backend.mkdirs(f"{base}/d")  # an existing directory is fine for HDFS
+        assert backend.list_dir(base) is not None
+    finally:
+        Client(local_hdfs.url).delete(base, True)
+
+
+def test_setup_refuses_a_foreign_base_and_reuses_its_own(local_hdfs: LocalHdfs) -> None:
+    client = Client(local_hdfs.url)
+    foreign = f"{ROOT}/{uuid.uuid4().hex[:12]}"
+    client.mkdirs(f"{foreign}/someones-data", create_parent=True)
+    try:
+        with pytest.raises(SafetyError, match="not empty"):
+            HdfsBackend(f"{local_hdfs.url}{foreign}").setup(reuse=False)
+        HdfsBackend(f"{local_hdfs.url}{foreign}").setup(reuse=True)
+        ours = HdfsBackend(f"{local_hdfs.url}{foreign}/ours")
+        ours.setup(reuse=False)
+        ours.create(f"{ours.base}/x")
+        HdfsBackend(f"{local_hdfs.url}{foreign}/ours").setup(reuse=False)  # has our marker
+        assert ours.read_marker() is None
+        ours.write_marker('{"namespace_hash": "abc", "state": "ready"}\n')
+        ours.write_marker('{"namespace_hash": "abc", "state": "used"}\n')
+        assert ours.read_marker() == '{"namespace_hash": "abc", "state": "used"}\n'
+        with pytest.raises(SafetyError, match="not below the base"):
+            ours.remove_tree(foreign)
+    finally:
+        client.delete(foreign, True)
+
+
+def test_an_unreachable_namenode_is_a_backend_error_quickly() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    backend = HdfsBackend(f"hdfs://127.0.0.1:{port}/x")
+    with pytest.raises(BackendError, match="cannot reach the NameNode"):
+        backend.setup(reuse=False)
+
+
+def test_url_validation() -> None:
+    for bad in ("hdfs://nn:8020", "hdfs://nn:8020/", "hdfs://nn:8020/a/../b", "hdfs:///x", "hdfs://nn/x?bogus=1"):
+        with pytest.raises(ConfigError):
+            HdfsUrl(bad)
+    parts = HdfsUrl("hdfs://nn:8020/a/b/?mkdirs=native&dfs.client.failover.max.attempts=5")
+    assert parts.base == "/a/b" and parts.mkdirs_mode == "native" and parts.port == 8020
+    assert parts.config["dfs.client.failover.max.attempts"] == "5"
+
+
+def test_client_errors_map_to_outcomes_or_backend_errors() -> None:
+    from mimesisbench.backends.hdfs import HdfsOpError, classify_hdfs, translate_error
+
+    def outcome(exc: BaseException) -> Outcome:
+        translated = translate_error(exc, "hdfs://nn:1")
+        assert isinstance(translated, OSError), translated
+        return classify_hdfs(translated)
+
+    assert outcome(FileNotFoundError("File does not exist: /x")) is Outcome.NOT_FOUND
+    assert outcome(FileExistsError("/x already exists")) is Outcome.EXISTS
+    assert outcome(PermissionError("denied")) is Outcome.PERMISSION
+    rpc = 'RPCError("org.apache.hadoop.fs.{}", "{}\\n\\tat org.apache.hadoop...")'
+    not_dir = RuntimeError(rpc.format("ParentNotDirectoryException", "/f (is not a directory)"))
+    assert outcome(not_dir) is Outcome.NOT_FOUND
+    not_empty = RuntimeError(rpc.format("PathIsNotEmptyDirectoryException", "`/d is non empty'"))
+    assert outcome(not_empty) is Outcome.EXISTS
+    acl = 'RPCError("org.apache.hadoop.security.AccessControlException", "Permission denied: user=x")'
+    assert outcome(RuntimeError(acl)) is Outcome.PERMISSION
+    io_error = RuntimeError('RPCError("java.io.IOException", "Rename destination /a/b is under source /a")')
+    io = translate_error(io_error, "u")
+    assert isinstance(io, HdfsOpError) and io.java_class == "java.io.IOException"
+    assert classify_hdfs(io) is Outcome.OTHER and "Rename destination" in str(io)
+    for broken in (
+        OSError("Connection refused (os error 111)"),
+        ConnectionResetError("reset"),
+        RuntimeError("RPC listener disconnected"),
+        RuntimeError('RPCError("org.apache.hadoop.ipc.StandbyException", "Operation category READ is not supported")'),
+    ):
+        assert isinstance(translate_error(broken, "hdfs://nn:1"), BackendError), broken

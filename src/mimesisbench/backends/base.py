@@ -91,6 +91,9 @@ class Backend(ABC):
     is_async: ClassVar[bool] = False
     #: lanes (threads or tasks) per worker when the run does not say otherwise
     default_concurrency: ClassVar[int] = 1
+    #: threads that build the namespace in phase 1 when the run does not say otherwise (a
+    #: remote metadata server needs many requests in flight; a local file system few)
+    phase1_concurrency: ClassVar[int] = 4
     #: true when operations are safe to call from several threads of one process at once
     thread_safe: ClassVar[bool] = True
 

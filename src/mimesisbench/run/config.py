@@ -31,11 +31,19 @@ class RunConfig:
     time_scale: float = 1.0
     reuse: bool = False
     skip_phase1: bool = False
-    phase1_threads: int = 4
+    phase1_threads: int | None = None  # None: the backend's phase1_concurrency
     start_margin_s: float = 0.5
     ready_timeout_s: float = 600.0
     engine: str = "local"
     spread: bool = False
+    #: live monitoring: serve Prometheus ``/metrics`` on this port during the run (None: off; 0: any free port)
+    metrics_port: int | None = None
+    metrics_addr: str = "127.0.0.1"
+    #: keep serving this long after the run ended (so a last scrape sees the final counts)
+    metrics_linger_s: float = 0.0
+    #: server-side metrics: the NameNode's JMX URL (None: derived from an hdfs:// backend, port 9870; "off": none)
+    jmx: str | None = None
+    jmx_interval_s: float = 1.0
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.time_scale) or self.time_scale < 0:
@@ -46,13 +54,19 @@ class RunConfig:
             raise ConfigError(f"--workers must be at least 1 (got {self.workers})")
         if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"--concurrency must be at least 1 (got {self.concurrency})")
-        if self.phase1_threads < 1:
+        if self.phase1_threads is not None and self.phase1_threads < 1:
             raise ConfigError(f"phase 1 threads must be at least 1 (got {self.phase1_threads})")
+        if not (math.isfinite(self.jmx_interval_s) and self.jmx_interval_s > 0):
+            raise ConfigError(f"--jmx-interval must be positive (got {self.jmx_interval_s})")
         if self.start_margin_s < 0:
             raise ConfigError("the start margin must not be negative")
         engine = parse_engine(self.engine)  # ConfigError for an unknown engine
         if self.spread and engine.kind != "ray":
             raise ConfigError("--spread puts each worker on its own Ray node: it needs --engine ray (or ray:ADDRESS)")
+        if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
+            raise ConfigError(f"--metrics-port must be 0..65535 (got {self.metrics_port})")
+        if not math.isfinite(self.metrics_linger_s) or self.metrics_linger_s < 0:
+            raise ConfigError(f"--metrics-linger must not be negative (got {self.metrics_linger_s})")
 
     def resolved(self) -> dict[str, Any]:
         data = asdict(self)

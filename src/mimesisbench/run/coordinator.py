@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from mimesisbench.backends.base import Backend
 from mimesisbench.backends.registry import open_backend
-from mimesisbench.engine.base import Crashed, Engine
+from mimesisbench.engine.base import Crashed, Engine, EngineEvent
 from mimesisbench.engine.local import LocalEngine
 from mimesisbench.errors import ConfigError, MimesisError, RunIncomplete
+from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
 from mimesisbench.results import rundir
 from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.results.samples import merge_parts, write_samples
@@ -31,6 +33,9 @@ from mimesisbench.run.phase1 import Phase1Report, build_namespace, marker_text, 
 from mimesisbench.run.progress import Bar
 from mimesisbench.run.schedule import Schedule, load_schedule
 from mimesisbench.run.worker import Progress, WorkerResult, WorkerSpec
+
+if TYPE_CHECKING:
+    from mimesisbench.monitoring.live import LiveMonitor
 
 COLLECT_TIMEOUT_S = 120.0
 
@@ -70,7 +75,7 @@ def _phase1(
                 "use a fresh base directory (or --reuse to replay on it anyway)"
             )
         warnings.append("replaying on a namespace changed by an earlier run (--reuse): expect exists/not_found errors")
-    report = build_namespace(backend, schedule, threads=config.phase1_threads, show_progress=show, console=console)
+    report = build_namespace(backend, schedule, threads=config.phase1_threads or backend.phase1_concurrency, show_progress=show, console=console)
     backend.write_marker(marker_text(ns_hash, "ready"))
     return report
 
@@ -105,6 +110,7 @@ def _replay(
     console: Console | None,
     show: bool,
     manifest: dict[str, Any],
+    on_event: Callable[[EngineEvent], None] | None = None,
 ) -> tuple[list[WorkerResult | Crashed], bool]:
     """Prepare, handshake, barrier, replay; returns every worker's end and whether Ctrl-C hit."""
     interrupted = False
@@ -113,6 +119,7 @@ def _replay(
         ready = engine.wait_ready(config.ready_timeout_s)
         manifest["workers"] = [asdict(r) for r in ready]
         start_wall = time.time_ns() + int(config.start_margin_s * 1e9)
+        manifest["start_barrier_wall_ns"] = start_wall
         manifest["start_barrier_utc"] = iso_utc(start_wall)
         engine.start_at(start_wall)
         issued: dict[int, int] = {}
@@ -120,6 +127,8 @@ def _replay(
         with Bar("phase 2: replay", total, "ops", console=console, enabled=show) as bar:
             while len(ended) < len(specs):
                 for event in engine.poll(0.25):
+                    if on_event is not None:
+                        on_event(event)
                     if isinstance(event, Progress):
                         issued[event.index] = event.issued
                         lag = event.lag_ns / 1e9
@@ -150,7 +159,39 @@ def run_benchmark(
     show_progress: bool = True,
     engine: Engine | None = None,
 ) -> RunReport:
-    """Run phases 1 and 2 and write the run directory. Never raises for an early end of phase 2."""
+    """Run phases 1 and 2 and write the run directory. Never raises for an early end of phase 2.
+
+    With ``config.metrics_port`` the run is served to Prometheus while it runs (``monitoring.live``).
+    """
+    live: LiveMonitor | None = None
+    if config.metrics_port is not None:
+        from mimesisbench.monitoring.live import LiveMonitor
+
+        live = LiveMonitor(addr=config.metrics_addr, port=config.metrics_port, linger_s=config.metrics_linger_s)
+    jmx = sampler_for_run(config.backend, config.jmx, config.jmx_interval_s)
+    try:
+        report = _run_benchmark(
+            config, console=console, show_progress=show_progress, engine=engine, live=live, jmx=jmx
+        )
+        if live is not None:
+            live.finish(report.complete)
+        return report
+    finally:
+        if jmx is not None:
+            jmx.stop()  # idempotent; ends the sampling thread on every early exit too
+        if live is not None:
+            live.close()
+
+
+def _run_benchmark(
+    config: RunConfig,
+    *,
+    console: Console | None,
+    show_progress: bool,
+    engine: Engine | None,
+    live: LiveMonitor | None,
+    jmx: JmxSampler | None = None,
+) -> RunReport:
     started = iso_utc()
     schedule = load_schedule(config.schedule)
     backend = open_backend(config.backend)
@@ -178,6 +219,14 @@ def run_benchmark(
         "status": "phase1",
         "warnings": warnings,
     }
+    if live is not None:
+        info = {"backend": config.backend, "engine": config.engine, "time_scale": f"{config.time_scale:g}"}
+        manifest["metrics_url"] = live.start(run_dir.name, schedule.n_events, info)
+        if console is not None and show_progress:
+            console.print(f"live metrics: {live.url} (run_id {run_dir.name})")
+    if jmx is not None:  # from phase 1 on (its samples have t_s < 0)
+        manifest["server_metrics"] = {"jmx": jmx.url, "interval_s": jmx.interval_s}
+        jmx.start()
     rundir.write_json(run_dir / rundir.MANIFEST, manifest)
     try:
         phase1 = _phase1(backend, schedule, config, console, show_progress, warnings)
@@ -194,15 +243,30 @@ def run_benchmark(
     if not backend.process_local:
         backend.write_marker(marker_text(schedule.namespace_hash(), "used"))
     specs = _specs(config, schedule, plan, run_dir, backend)
+    if live is not None:
+        live.set_phase("replay")
     eng = engine or _make_engine(config)
     try:
-        results, interrupted = _replay(eng, specs, config, schedule.n_events, console, show_progress, manifest)
+        results, interrupted = _replay(
+            eng, specs, config, schedule.n_events, console, show_progress, manifest, None if live is None else live.observe
+        )
     except MimesisError as exc:
         manifest.update(status="failed", ended_at=iso_utc(), message=str(exc))
         rundir.write_json(run_dir / rundir.MANIFEST, manifest)
         raise
     finally:
         eng.close()
+    if live is not None:
+        for result in results:  # the final deltas of workers whose end the replay loop did not see
+            live.observe(result)
+        live.set_phase("writing")
+    if jmx is not None:
+        warnings.extend(jmx.stop())
+        origin = manifest.get("start_barrier_wall_ns")
+        if isinstance(origin, int):
+            jmx.set_origin(origin)
+        jmx.write(run_dir)
+        manifest["server_metrics"].update(file="server_timeseries.parquet", samples=jmx.samples)
     return _finish(run_dir, config, schedule, plan, manifest, results, interrupted, warnings, backend)
 
 
@@ -240,6 +304,7 @@ def _specs(config: RunConfig, schedule: Schedule, plan: PartitionPlan, run_dir: 
             max_drift_ns=drift,
             concurrency=config.concurrency,
             build_namespace=backend.process_local and not config.skip_phase1,
+            live_metrics=config.metrics_port is not None,
         )
         for i in range(plan.n_workers)
     ]

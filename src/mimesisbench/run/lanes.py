@@ -84,6 +84,7 @@ class Lane:
         self.outcome = np.zeros(n, dtype=np.uint8)
         self._ops_list: list[int] | None = None
         self._args_list: list[Any] | None = None
+        self._dues_list: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -94,6 +95,7 @@ class Lane:
             return False
         self._ops_list = self.ops.tolist()
         self._args_list = self._convert(0, len(self))
+        self._dues_list = self.due_ns.tolist()
         return True
 
     def _convert(self, lo: int, hi: int) -> list[Any]:
@@ -107,6 +109,13 @@ class Lane:
         if self._ops_list is not None:
             return self._ops_list[lo:hi]
         return self.ops[lo:hi].tolist()
+
+    def chunk_dues(self, lo: int, hi: int) -> list[int]:
+        """Due times relative to the barrier (ns); preloaded lanes pay no conversion at chunk
+        boundaries, which would otherwise delay the chunk's first operations."""
+        if self._dues_list is not None:
+            return self._dues_list[lo:hi]
+        return self.due_ns[lo:hi].tolist()
 
     def chunk_args(self, lo: int, hi: int) -> list[Any]:
         if self._args_list is not None:
@@ -230,12 +239,13 @@ def run_sync_lane(
     while k < n and not stop.is_set():
         hi = min(n, k + chunk)
         ops = lane.chunk_ops(k, hi)
-        dues = (lane.due_ns[k:hi] + origin_ns).tolist()
+        dues = lane.chunk_dues(k, hi)
         args = lane.chunk_args(k, hi)
         i = k
         t0 = clock()
         try:
             for op, due, arg in zip(ops, dues, args):
+                due += origin_ns
                 t0 = clock()
                 if t0 < due:
                     if yield_spin or due - t0 > spin_ns:
@@ -284,12 +294,13 @@ async def run_async_lane(
     while k < n and not stop.is_set():
         hi = min(n, k + chunk)
         ops = lane.chunk_ops(k, hi)
-        dues = (lane.due_ns[k:hi] + origin_ns).tolist()
+        dues = lane.chunk_dues(k, hi)
         args = lane.chunk_args(k, hi)
         i = k
         t0 = clock()
         try:
             for op, due, arg in zip(ops, dues, args):
+                due += origin_ns
                 t0 = clock()
                 if t0 < due:
                     lane.count = i

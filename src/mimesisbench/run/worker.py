@@ -24,6 +24,7 @@ import polars as pl
 
 from mimesisbench.backends.base import Backend
 from mimesisbench.backends.registry import open_backend
+from mimesisbench.monitoring.live_stats import LiveDelta, LiveTap
 from mimesisbench.run import lanes as lanes_mod
 from mimesisbench.run.clock import wall_to_monotonic_ns
 from mimesisbench.run.lanes import Lane, StopSignal
@@ -50,6 +51,8 @@ class WorkerSpec:
     max_drift_ns: int | None = 2_000_000_000
     concurrency: int | None = None
     build_namespace: bool = False
+    #: attach per-tick aggregates (``LiveDelta``) to progress and result (``--metrics-port``)
+    live_metrics: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class Progress:
     issued: int
     total: int
     lag_ns: int
+    live: LiveDelta | None = None  # operations completed since the previous progress (live metrics)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class WorkerResult:
     part_path: str | None
     origin_monotonic_ns: int = 0
     extra: dict[str, float] = field(default_factory=dict)
+    live: LiveDelta | None = None  # operations completed since the last progress (live metrics)
 
 
 class Worker:
@@ -92,6 +97,7 @@ class Worker:
         self.backend: Backend | None = None
         self.lanes_: list[Lane] = []
         self.rows_: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.tap_: LiveTap | None = None
 
     # ------------------------------------------------------------------ prepare
 
@@ -132,6 +138,8 @@ class Worker:
                     paths2=paths2.gather(idx) if has_rename[pos].any() else None,
                 )
             )
+        if spec.live_metrics:
+            self.tap_ = LiveTap(self.lanes_, frame["type"].cast(pl.Int64).to_numpy())
         budget = lanes_mod.PRELOAD_LIMIT
         for lane in self.lanes_:
             if lane.preload(budget):
@@ -229,6 +237,7 @@ class Worker:
             issued=issued,
             part_path=str(part),
             origin_monotonic_ns=origin,
+            live=None if self.tap_ is None else self.tap_.delta(origin, time.monotonic_ns()),
         )
 
     def _wait(
@@ -249,6 +258,7 @@ class Worker:
             issued=sum(lane.count for lane in self.lanes_),
             total=sum(len(lane) for lane in self.lanes_),
             lag_ns=max((lane.lag_ns(now_rel) for lane in self.lanes_), default=0),
+            live=None if self.tap_ is None else self.tap_.delta(origin, now_rel + origin),
         )
 
     def write_part(self, origin: int) -> Path:

@@ -73,6 +73,8 @@ class JavaLauncher:
             f"-Dlog4j.configuration=file:{self.layout.log4j}",
             f"-Djava.io.tmpdir={self.layout.tmp}",
             "-Djava.net.preferIPv4Stack=true",
+            # the audit log's timestamps carry no zone; UTC is what the trace parser assumes
+            "-Duser.timezone=UTC",
             "-cp",
             self.jars.classpath(self.layout.conf),
             main_class,

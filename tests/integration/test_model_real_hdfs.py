@@ -27,6 +27,7 @@ JOB_FILES = 30
 JOB_OPENS = 4
 DELETED = 10
 WAREHOUSE_OPENS = 3
+BASE = "/mbtest-model"  # modeled with --prefix: other tests share the cluster's namespace
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -40,7 +41,7 @@ def real_trace(local_hdfs, tmp_path_factory):  # type: ignore[no-untyped-def]
     from hdfs_native import Client
 
     client = Client(local_hdfs.url)
-    base = "/mbtest-model"
+    base = BASE
     for t in range(4):
         client.mkdirs(f"{base}/warehouse/t{t}", create_parent=True)
     for i in range(WAREHOUSE_FILES):
@@ -84,7 +85,7 @@ def real_trace(local_hdfs, tmp_path_factory):  # type: ignore[no-untyped-def]
 def _fit(real_trace, tmp_path: Path, snapshot_key: str | None, types: str = "2"):  # type: ignore[no-untyped-def]
     out = tmp_path / f"profile-{snapshot_key}.json"
     args = ["model", "--audit", str(real_trace["audit"]), "--types", types, "--seed", "3",
-            "--window-start", str(real_trace["window_start"]), "-o", str(out)]
+            "--window-start", str(real_trace["window_start"]), "--prefix", BASE, "-o", str(out)]
     if snapshot_key:
         args += ["--snapshot", str(real_trace[snapshot_key])]
     done = _cli(*args)
@@ -99,9 +100,9 @@ def test_fit_from_real_namenode_with_snapshot(real_trace, tmp_path, snapshot_key
     assert profile.source.pre_existing_inferred is False
     # created in the window: the job's part files (each created once, then renamed into place)
     assert profile.total_creates == JOB_FILES
-    # the warehouse files were written before the window: the snapshot makes them pre-existing.
-    # (files of other tests in the same cluster are pre-existing too, so at least these)
-    assert profile.pre_existing_total >= WAREHOUSE_FILES
+    # the warehouse files were written before the window: the snapshot makes them pre-existing
+    # (other tests' files in the same cluster lie outside --prefix)
+    assert profile.pre_existing_total == WAREHOUSE_FILES
     counts = profile.op_mix.observed_counts
     assert counts["create"] == JOB_FILES
     assert counts["rename"] == JOB_FILES
@@ -114,7 +115,7 @@ def test_fit_from_real_namenode_with_snapshot(real_trace, tmp_path, snapshot_key
     assert job.delete_share == pytest.approx(DELETED / JOB_FILES)
     assert job.open_share == pytest.approx(1.0)
     assert job.observed["popularity"].values == [float(JOB_OPENS)]
-    assert profile.namespace.directories >= 9  # /, base, warehouse, t0..t3, jobs, j1, _temporary
+    assert profile.namespace.directories == 10  # /, base, warehouse, t0..t3, jobs, j1, _temporary
     assert max(profile.namespace.files_at_depth) >= 4
 
 
@@ -139,7 +140,8 @@ def test_round_trip_fit_generate_validate_against_the_real_trace(real_trace, tmp
     """Fit the NameNode's log, generate from the profile, compare the schedule with the log."""
     profile_path = tmp_path / "rt.json"
     done = _cli("model", "--audit", str(real_trace["audit"]), "--snapshot", str(real_trace["delimited"]),
-                "--types", "2", "--seed", "3", "--window-start", str(real_trace["window_start"]), "-o", str(profile_path))
+                "--types", "2", "--seed", "3", "--window-start", str(real_trace["window_start"]), "--prefix", BASE,
+                "-o", str(profile_path))
     assert done.returncode == 0, done.stderr
     schedule = tmp_path / "schedule"
     done = _cli("generate", str(profile_path), "--seed", "11", "-o", str(schedule))
@@ -147,7 +149,7 @@ def test_round_trip_fit_generate_validate_against_the_real_trace(real_trace, tmp
     window_only = tmp_path / "window.csv"
     logged, _ = read_audit_logs([real_trace["audit"]])
     logged.with_columns([logged[c].cast(str) for c in ("op", "path", "dst", "user")]).filter(
-        logged["time_ms"] >= real_trace["window_start"]
+        (logged["time_ms"] >= real_trace["window_start"]) & logged["path"].cast(str).str.starts_with(BASE + "/")
     ).write_csv(window_only)
     done = _cli("validate", str(schedule), "--trace", str(window_only), "--json")
     assert done.returncode == 0, done.stderr

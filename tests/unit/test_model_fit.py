@@ -170,3 +170,14 @@ def test_events_without_a_path_and_denied_events_are_ignored() -> None:
     )
     merged = pl.concat([events, extra]).sort("time_ms", maintain_order=True)
     assert object_table(merged).equals(object_table(events))
+
+
+def test_restricting_to_a_subtree_keeps_only_its_events_and_snapshot_entries() -> None:
+    from mimesisbench.model.objects import restrict_to_subtree
+
+    snapshot = pl.DataFrame({"path": ["/", "/data", "/data/a", "/database/x", "/jobs/out"],
+                             "is_dir": [True, True, True, False, True]})
+    events, snap = restrict_to_subtree(two_type_trace(), snapshot, "/data/")
+    assert events.height == 61  # 30 files opened twice + the listing of /data/a
+    assert set(events["path"].unique().to_list()) <= {f"/data/a/b/f{i}" for i in range(30)} | {"/data/a"}
+    assert snap is not None and snap["path"].to_list() == ["/data", "/data/a"]  # not /database/x

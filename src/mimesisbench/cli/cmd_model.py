@@ -32,14 +32,18 @@ def _parse_types(text: str) -> int | str:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of k-means and of auto-K's simulation.")
 @click.option("--window-start", type=int, default=None, help="Start of the modeled window, ms since epoch (default: first event).")
 @click.option("--window-end", type=int, default=None, help="End of the modeled window, ms since epoch (default: last event + 1).")
+@click.option("--prefix", default=None,
+              help="Model only this subtree (e.g. /user/project): events and snapshot entries under it.")
 @click.option("--points", type=click.IntRange(8, 100_000), default=256, show_default=True,
               help="Quantile points kept per distribution.")
 @click.option("--name", default="", help="A name for the profile.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Profile file to write (JSON).")
 def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: str, seed: int,
-                  window_start: int | None, window_end: int | None, points: int, name: str, output: Path) -> None:
+                  window_start: int | None, window_end: int | None, prefix: str | None, points: int, name: str,
+                  output: Path) -> None:
     """Fit a workload profile (file types, per-type distributions, op mix, namespace shape)."""
     from mimesisbench.model.fit import FitConfig, fit_profile
+    from mimesisbench.model.objects import restrict_to_subtree
     from mimesisbench.profile.io import save_profile
     from mimesisbench.trace.oiv import read_oiv_snapshot
     from mimesisbench.trace.reader import read_trace
@@ -49,6 +53,8 @@ def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: st
     events, report = read_trace(list(audit))
     click.echo(report.describe(), err=True)
     snap = read_oiv_snapshot(snapshot) if snapshot is not None else None
+    if prefix is not None:
+        events, snap = restrict_to_subtree(events, snap, prefix)
     parsed = time.perf_counter()
     config = FitConfig(
         types=types, seed=seed, points=points, window_start_ms=window_start, window_end_ms=window_end,

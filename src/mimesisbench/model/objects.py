@@ -220,6 +220,25 @@ def _object_table(
     return table.with_columns(path_depth(pl.col("_last_path")).alias("depth")).select("obj", *OBJECT_COLUMNS)
 
 
+def restrict_to_subtree(
+    events: pl.DataFrame, snapshot: pl.DataFrame | None, prefix: str
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """Events whose path lies under ``prefix`` (the directory itself included), and the snapshot's
+    entries under it: to model one project's part of a shared namespace."""
+    root = prefix.rstrip("/") or "/"
+    if root == "/":
+        return events, snapshot
+
+    def under(col: str) -> pl.Expr:
+        text = pl.col(col).cast(pl.String)
+        return (text == root) | text.str.starts_with(root + "/")
+
+    kept = events.filter(under("path"))
+    if snapshot is not None:
+        snapshot = snapshot.filter(under("path"))
+    return kept, snapshot
+
+
 def object_table(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per file: ``OBJECT_COLUMNS`` (times nullable Int64, counts Int64, depth Int16)."""
     return build_view(events, snapshot).objects

@@ -193,16 +193,9 @@ class Backend(ABC):
         """Like ``sync_ops`` for async backends: ``aio_<name>`` coroutine functions."""
         if not self.is_async:
             raise TypeError(f"{type(self).__name__} is not an async backend")
-        names = {
-            OpCode.CREATE: "create",
-            OpCode.OPEN: "open",
-            OpCode.LIST_FILE: "list_file",
-            OpCode.LIST_DIR: "list_dir",
-            OpCode.DELETE: "delete",
-            OpCode.MKDIRS: "mkdirs",
-            OpCode.GETFILEINFO: "getfileinfo",
-        }
-        table: dict[OpCode, AsyncOp] = {op: getattr(self, f"aio_{name}") for op, name in names.items()}
+        renames = (OpCode.RENAME_FILE, OpCode.RENAME_DIR)
+        # every other op's label is its method's name (aio_create, aio_list_file, ...)
+        table: dict[OpCode, AsyncOp] = {op: getattr(self, f"aio_{op.label}") for op in OpCode if op not in renames}
         aio_rename = getattr(self, "aio_rename")
 
         async def rename_pair(pair: tuple[str, str]) -> None:

@@ -342,13 +342,7 @@ class HdfsBackend(Backend):
         return info
 
     def native_paths(self, rel: pl.Series) -> pl.Series:
-        safety.check_relative_series(rel)
-        base = self.base
-        frame = pl.DataFrame({"rel": rel})
-        out = frame.select(
-            pl.when(pl.col("rel") == "/").then(pl.lit(base)).otherwise(pl.lit(base) + pl.col("rel")).alias(rel.name)
-        )
-        return out.to_series()
+        return safety.under_base(rel, self.base)
 
     def classify(self, exc: BaseException) -> Outcome:
         return classify_hdfs(exc)

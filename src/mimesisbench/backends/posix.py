@@ -88,14 +88,8 @@ class PosixBackend(Backend):
         return {"scheme": self.scheme, "url": self.url, "base": self.base, "fs_type": fs_type(self.base)}
 
     def native_paths(self, rel: pl.Series) -> pl.Series:
-        safety.check_relative_series(rel)
-        base = self.base
-        frame = pl.DataFrame({"rel": rel})
-        out = frame.select(
-            pl.when(pl.col("rel") == "/").then(pl.lit(base)).otherwise(pl.lit(base) + pl.col("rel")).alias(rel.name)
-        )
         # bytes: the system calls then skip encoding the path on every call
-        return out.to_series().cast(pl.Binary)
+        return safety.under_base(rel, self.base).cast(pl.Binary)
 
     def sync_ops(self) -> dict[OpCode, SyncOp]:
         """The replay's dispatch table: system calls directly where one call is the operation."""

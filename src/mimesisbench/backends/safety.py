@@ -60,6 +60,16 @@ def check_relative_series(rel: pl.Series) -> None:
         raise SafetyError(f"schedule path {first!r} is not a plain path below the base (empty, '.' or '..')")
 
 
+def under_base(rel: pl.Series, base: str) -> pl.Series:
+    """The schedule's relative paths (checked: no ``..``, start with ``/``) placed under ``base``;
+    ``/`` is the base itself."""
+    check_relative_series(rel)
+    frame = pl.DataFrame({"rel": rel})
+    return frame.select(
+        pl.when(pl.col("rel") == "/").then(pl.lit(base)).otherwise(pl.lit(base) + pl.col("rel")).alias(rel.name)
+    ).to_series()
+
+
 def is_under(path: str | Path, base_real: str) -> bool:
     """True when ``path`` resolves (following every symlink) to ``base_real`` or below it."""
     real = os.path.realpath(path)

@@ -41,34 +41,36 @@ class SlowBackend(MemoryBackend):
         super().create(path)
 
 
-class CrashingBackend(MemoryBackend):
+class _BreaksOnFifteenthType2Open(MemoryBackend):
+    """Counts type-2 opens and calls ``breakdown`` on the fifteenth."""
+
+    def __init__(self, url: str = "memory") -> None:
+        super().__init__(url)
+        self.seen = 0
+
+    def breakdown(self) -> None:
+        raise NotImplementedError
+
+    def open(self, path: str) -> None:
+        if "/t2_" in path:
+            self.seen += 1
+            if self.seen == 15:
+                self.breakdown()
+        super().open(path)
+
+
+class CrashingBackend(_BreaksOnFifteenthType2Open):
     """The worker of type 2 dies (hard exit) on its fifteenth type-2 open."""
 
-    def __init__(self, url: str = "memory") -> None:
-        super().__init__(url)
-        self.seen = 0
-
-    def open(self, path: str) -> None:
-        if "/t2_" in path:
-            self.seen += 1
-            if self.seen == 15:
-                os._exit(3)
-        super().open(path)
+    def breakdown(self) -> None:
+        os._exit(3)
 
 
-class FailingBackend(MemoryBackend):
+class FailingBackend(_BreaksOnFifteenthType2Open):
     """The backend of type 2 breaks (not an operation error) on its fifteenth type-2 open."""
 
-    def __init__(self, url: str = "memory") -> None:
-        super().__init__(url)
-        self.seen = 0
-
-    def open(self, path: str) -> None:
-        if "/t2_" in path:
-            self.seen += 1
-            if self.seen == 15:
-                raise RuntimeError("connection to the server lost")
-        super().open(path)
+    def breakdown(self) -> None:
+        raise RuntimeError("connection to the server lost")
 
 
 def _run(tmp_path: Path, backend: str, **kw: object) -> RunReport:

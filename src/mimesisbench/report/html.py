@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mimesisbench.report.numbers import short_float
 from mimesisbench.report.style import Rendered
 
 CSS = """
@@ -63,14 +64,7 @@ def fmt_num(value: Any, *, ms: bool = False) -> str:
         return "-" if value is None else esc(value)
     if isinstance(value, int) and not ms:
         return f"{value:,}"
-    v = float(value)
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    if abs(v) >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3f}"
+    return short_float(float(value))
 
 
 def fmt_time(text: str | None) -> str:

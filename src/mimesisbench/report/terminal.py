@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mimesisbench.analysis.compare import Comparison, MetricComparison, OpComparison
+from mimesisbench.report.numbers import short_float
 from mimesisbench.results.catalog import QueryResult
 
 
@@ -25,13 +26,7 @@ def num(value: Any) -> str:
     if isinstance(value, float):
         if value != value:  # NaN
             return "-"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        if abs(value) >= 10:
-            return f"{value:.1f}"
-        if abs(value) >= 1:
-            return f"{value:.2f}"
-        return f"{value:.3f}"
+        return short_float(value)
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
     return str(value)

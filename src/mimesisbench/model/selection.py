@@ -1,9 +1,12 @@
 """Choosing K: the paper's rule, the smallest K whose synthetic file popularity comes within a
 KS distance target (4%) of the real one.
 
-Synthetic popularity is drawn from each fitted type's model exactly as the generator draws it:
-a file is accessed with probability ``accessed_share``; an accessed file gets a first access,
-then further accesses at interarrivals from F_j until its active span H_j has elapsed.
+Synthetic popularity is drawn from each candidate type's span-driven model (the paper's rule, and
+the generator's for types without an observed popularity): a file is accessed with probability
+``accessed_share``; an accessed file gets a first access, then further accesses at interarrivals
+from F_j until its active span H_j has elapsed. (Fitted profiles also carry each type's observed
+popularity, which the generator then uses; drawing from it here would make every K pass, so K is
+chosen by how well H_j and F_j alone explain popularity.)
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from mimesisbench.errors import TraceError
 from mimesisbench.model.clustering import cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
 from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, access_gaps, build_view
-from mimesisbench.profile import Distribution, FileType, OpMix, ProfileSource, WorkloadProfile
+from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
 
 
@@ -44,6 +44,7 @@ class FittedObjects:
     window_ms: int
     has_snapshot: bool
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
+    namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
 
 
 def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConfig) -> FittedObjects:
@@ -71,6 +72,7 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,
+        namespace=fit_namespace(view.directories, view.objects["depth"]),
     )
 
 
@@ -176,7 +178,7 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         total_creates=n_total,
         types=types,
         op_mix=_op_mix(fo.view, objects, counts),
-        namespace=fit_namespace(fo.view.directories, objects["depth"]),
+        namespace=fo.namespace,
     )
 
 

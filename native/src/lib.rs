@@ -1,0 +1,17 @@
+//! The native core of MimesisBench, an optional Python extension (`mimesisbench_native`).
+//!
+//! Each module owns one job and registers its functions here; the Python package works without
+//! this extension (pure-Python paths stay as the reference) and uses it when it is installed.
+
+use pyo3::prelude::*;
+
+mod audit;
+mod posix;
+
+#[pymodule]
+fn mimesisbench_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    audit::register(m)?;
+    posix::register(m)?;
+    Ok(())
+}

@@ -5,11 +5,14 @@ phase (create, open, getfileinfo = lstat, delete) and per worker, MimesisBench's
 least 80% of the C program's.
 
     .venv/bin/python bench/bench_posix.py [--files 100000] [--workers 1] [--concurrency 1]
+        [--lanes default|native|python|both]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mimesisbench.native import ENV_SWITCH
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.synthetic import write_phased_schedule
@@ -52,7 +56,9 @@ def run_c(exe: Path, shm: Path, workers: int, files: int) -> dict[str, float]:
     return {p: sum(v) / len(v) for p, v in rates.items()}
 
 
-def run_mimesis(shm: Path, tmp: Path, workers: int, files: int, concurrency: int) -> tuple[dict[str, float], bool]:
+def run_mimesis(
+    shm: Path, tmp: Path, workers: int, files: int, concurrency: int
+) -> tuple[dict[str, float], bool, list[str]]:
     tmp.mkdir(parents=True, exist_ok=True)
     schedule = write_phased_schedule(tmp / "schedule", types=workers, files_per_type=files)
     config = RunConfig(
@@ -70,7 +76,25 @@ def run_mimesis(shm: Path, tmp: Path, workers: int, files: int, concurrency: int
         .agg(pl.col("rate").mean())
     )
     by_op = {str(op): float(rate) for op, rate in rates.iter_rows()}
-    return {p: by_op.get(p, 0.0) for p in PHASES}, report.complete and bad == 0
+    lanes = json.loads((report.run_dir / "manifest.json").read_text()).get("lane_impl", [])
+    return {p: by_op.get(p, 0.0) for p in PHASES}, report.complete and bad == 0, lanes
+
+
+def lanes_mode(argv: list[str], mode: str) -> int | None:
+    """``--lanes native|python``: set the switch before any worker process starts; ``both``: run
+    this script once per mode (a fresh process each: the workers' forkserver keeps its environment)
+    and return the worst exit code; None to carry on in this process."""
+    if mode == "both":
+        rest = [a for i, a in enumerate(argv) if a != "--lanes" and (i == 0 or argv[i - 1] != "--lanes")]
+        rest = [a for a in rest if not a.startswith("--lanes=")]
+        codes = []
+        for lanes in ("native", "python"):
+            print(f"== lanes: {lanes}", flush=True)
+            codes.append(subprocess.run([sys.executable, __file__, *rest, "--lanes", lanes]).returncode)
+        return max(codes)
+    if mode in ("native", "python"):
+        os.environ[ENV_SWITCH] = "1" if mode == "native" else "0"
+    return None
 
 
 def main() -> int:
@@ -80,7 +104,12 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="lanes per worker (the C loop has one)")
     parser.add_argument("--shm", default="/dev/shm")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions; the best rate of each side counts")
+    parser.add_argument("--lanes", choices=("default", "native", "python", "both"), default="default",
+                        help="replay lanes: native (Rust), python, both (one run each), default (per MIMESISBENCH_NATIVE)")
     args = parser.parse_args()
+    code = lanes_mode(sys.argv[1:], args.lanes)
+    if code is not None:
+        return code
     with tempfile.TemporaryDirectory(prefix="bench-posix-") as tmp_s:
         tmp = Path(tmp_s)
         shm = Path(tempfile.mkdtemp(prefix="bench-posix-", dir=args.shm))
@@ -89,11 +118,13 @@ def main() -> int:
             c_rates = {p: 0.0 for p in PHASES}
             m_rates = {p: 0.0 for p in PHASES}
             ok = True
+            lane_impl: set[str] = set()
             for rep in range(args.repeat):  # interleaved; best of each (filters interference)
                 (shm / f"r{rep}").mkdir()
                 c = run_c(exe, shm / f"r{rep}", args.workers, args.files)
-                m, good = run_mimesis(shm / f"r{rep}", tmp / f"r{rep}", args.workers, args.files, args.concurrency)
+                m, good, impl = run_mimesis(shm / f"r{rep}", tmp / f"r{rep}", args.workers, args.files, args.concurrency)
                 ok = ok and good
+                lane_impl.update(impl)
                 for p in PHASES:
                     c_rates[p] = max(c_rates[p], c[p])
                     m_rates[p] = max(m_rates[p], m[p])
@@ -101,7 +132,7 @@ def main() -> int:
         finally:
             shutil.rmtree(shm, ignore_errors=True)
     print(f"{args.workers} process(es), {args.files:,} files each, {args.shm}; mimesisbench lanes {args.concurrency}; "
-          f"best of {args.repeat}")
+          f"best of {args.repeat}; lane implementation {', '.join(sorted(lane_impl))}")
     print(f"{'phase':<12} {'C ops/s':>12} {'mimesis ops/s':>14} {'ratio':>7}")
     worst = 1e9
     for p in PHASES:

@@ -6,7 +6,7 @@
    lateness = actual start - scheduled time, over every operation.
 
     .venv/bin/python bench/bench_adherence.py [--seconds 10] [--files 20000] [--concurrency N]
-        [--lanes default|native|python|both]
+        [--lanes default|native|python|both] [--rate OPS_PER_S]
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--concurrency", type=int, default=None, help="lanes per worker (default: the backend's)")
     parser.add_argument("--shm", default="/dev/shm")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="offered ops/s (default: half the capacity measured first); compares lanes at one load")
     parser.add_argument("--lanes", choices=("default", "native", "python", "both"), default="default",
                         help="replay lanes: native (Rust), python, both (one run each), default (per MIMESISBENCH_NATIVE)")
     args = parser.parse_args()
@@ -60,16 +62,18 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-adherence-"))
     shm = Path(tempfile.mkdtemp(prefix="bench-adherence-", dir=args.shm))
     try:
-        probe = write_random_access_schedule(
-            tmp / "capacity", types=1, files_per_type=args.files, events=200_000, rate_per_s=1e9, seed=1
-        )
-        cap = run_benchmark(
-            RunConfig(schedule=str(probe), backend=f"posix:{shm / 'base'}", out=str(tmp / "runs"), time_scale=0.0,
-                      concurrency=args.concurrency),
-            show_progress=False,
-        )
-        capacity = cap.summary["throughput_ops_per_s"]
-        rate = capacity / 2
+        capacity = float("nan")
+        if args.rate is None:
+            probe = write_random_access_schedule(
+                tmp / "capacity", types=1, files_per_type=args.files, events=200_000, rate_per_s=1e9, seed=1
+            )
+            cap = run_benchmark(
+                RunConfig(schedule=str(probe), backend=f"posix:{shm / 'base'}", out=str(tmp / "runs"), time_scale=0.0,
+                          concurrency=args.concurrency),
+                show_progress=False,
+            )
+            capacity = cap.summary["throughput_ops_per_s"]
+        rate = capacity / 2 if args.rate is None else args.rate
         paced = write_random_access_schedule(
             tmp / "paced", types=1, files_per_type=args.files, events=int(rate * args.seconds), rate_per_s=rate, seed=2
         )

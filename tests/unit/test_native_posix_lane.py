@@ -232,6 +232,9 @@ def test_drift_in_one_native_lane_stops_its_sibling(tmp_path: Path) -> None:
     origin = time.monotonic_ns()
     sibling = threading.Thread(target=run_native_lane, args=(waiting, runner, origin, stop, flag))
     sibling.start()
+    deadline = time.monotonic() + 30
+    while waiting.count < 1 and time.monotonic() < deadline:  # the sibling is waiting for its second op
+        time.sleep(0.001)
     run_native_lane(late, runner, origin, stop, flag, max_drift_ns=1_000_000_000)
     sibling.join(30)
     assert not sibling.is_alive()
@@ -336,7 +339,7 @@ def _worker_run(tmp_path: Path, name: str, **spec: object) -> tuple[pl.DataFrame
     build_namespace(backend, sched, threads=1, show_progress=False)
     plan = plan_partition(sched.files["type"].unique().to_list(), 1)
     ws = WorkerSpec(index=0, schedule_dir=str(schedule), backend_url=f"posix:{base}", plan=plan,
-                    parts_dir=str(tmp_path / f"parts-{name}"), **spec)  # type: ignore[arg-type]
+                    parts_dir=str(tmp_path / f"parts-{name}"), max_drift_ns=None, **spec)  # type: ignore[arg-type]
     ready, result = run_worker_inline(ws, time.time_ns() + 50_000_000)
     part = np.load(result.part_path)  # type: ignore[arg-type]
     frame = pl.DataFrame({k: part[k] for k in ("row", "start_ns", "end_ns", "outcome")}).sort("row")

@@ -330,7 +330,7 @@ def test_the_switch_turns_the_native_lane_off(tmp_path: Path, monkeypatch: pytes
 # ---------------------------------------------------------------------- whole workers and runs
 
 
-def _worker_run(tmp_path: Path, name: str, **spec: object) -> tuple[pl.DataFrame, str, str]:
+def _worker_run(tmp_path: Path, name: str, **spec: object) -> tuple[pl.DataFrame, str, str, int]:
     schedule = workload(tmp_path / f"s-{name}", files_per_type=40)
     sched = load_schedule(schedule)
     base = tmp_path / f"base-{name}"
@@ -339,23 +339,26 @@ def _worker_run(tmp_path: Path, name: str, **spec: object) -> tuple[pl.DataFrame
     build_namespace(backend, sched, threads=1, show_progress=False)
     plan = plan_partition(sched.files["type"].unique().to_list(), 1)
     ws = WorkerSpec(index=0, schedule_dir=str(schedule), backend_url=f"posix:{base}", plan=plan,
-                    parts_dir=str(tmp_path / f"parts-{name}"), max_drift_ns=None, **spec)  # type: ignore[arg-type]
+                    parts_dir=str(tmp_path / f"parts-{name}"), max_drift_ns=None, live_metrics=True,
+                    **spec)  # type: ignore[arg-type]
     ready, result = run_worker_inline(ws, time.time_ns() + 50_000_000)
     part = np.load(result.part_path)  # type: ignore[arg-type]
     frame = pl.DataFrame({k: part[k] for k in ("row", "start_ns", "end_ns", "outcome")}).sort("row")
-    return frame, ready.lane_impl, result.status
+    assert result.live is not None
+    return frame, ready.lane_impl, result.status, result.live.operations
 
 
 @pytest.mark.parametrize("time_scale", [0.0, 1.0])
 def test_a_worker_replays_alike_with_native_and_python_lanes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, time_scale: float
 ) -> None:
-    native, impl_n, status_n = _worker_run(tmp_path, "native", time_scale=time_scale, concurrency=4)
+    native, impl_n, status_n, live_n = _worker_run(tmp_path, "native", time_scale=time_scale, concurrency=4)
     monkeypatch.setenv(ENV_SWITCH, "0")
-    python, impl_p, status_p = _worker_run(tmp_path, "python", time_scale=time_scale, concurrency=4)
+    python, impl_p, status_p, live_p = _worker_run(tmp_path, "python", time_scale=time_scale, concurrency=4)
     assert impl_n.startswith("native-posix-") and impl_p == "python"
     assert status_n == status_p == "complete"
     assert native["row"].to_list() == python["row"].to_list()
+    assert live_n == live_p == native.height  # live metrics see every operation of native lanes too
     assert native["outcome"].to_list() == python["outcome"].to_list()
     assert (native["outcome"] == 0).all()
     assert (native["end_ns"] >= native["start_ns"]).all() and (native["start_ns"] >= 0).all()

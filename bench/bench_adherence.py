@@ -6,22 +6,43 @@
    lateness = actual start - scheduled time, over every operation.
 
     .venv/bin/python bench/bench_adherence.py [--seconds 10] [--files 20000] [--concurrency N]
+        [--lanes default|native|python|both] [--rate OPS_PER_S]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from mimesisbench.native import ENV_SWITCH
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.synthetic import write_random_access_schedule
 
 TARGET_P99_MS = 1.0
+
+
+def lanes_mode(argv: list[str], mode: str) -> int | None:
+    """``--lanes native|python``: set the switch before any worker process starts; ``both``: run
+    this script once per mode (a fresh process each: the workers' forkserver keeps its environment)
+    and return the worst exit code; None to carry on in this process."""
+    if mode == "both":
+        rest = [a for i, a in enumerate(argv) if a != "--lanes" and (i == 0 or argv[i - 1] != "--lanes")]
+        rest = [a for a in rest if not a.startswith("--lanes=")]
+        codes = []
+        for lanes in ("native", "python"):
+            print(f"== lanes: {lanes}", flush=True)
+            codes.append(subprocess.run([sys.executable, __file__, *rest, "--lanes", lanes]).returncode)
+        return max(codes)
+    if mode in ("native", "python"):
+        os.environ[ENV_SWITCH] = "1" if mode == "native" else "0"
+    return None
 
 
 def main() -> int:
@@ -30,20 +51,29 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--concurrency", type=int, default=None, help="lanes per worker (default: the backend's)")
     parser.add_argument("--shm", default="/dev/shm")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="offered ops/s (default: half the capacity measured first); compares lanes at one load")
+    parser.add_argument("--lanes", choices=("default", "native", "python", "both"), default="default",
+                        help="replay lanes: native (Rust), python, both (one run each), default (per MIMESISBENCH_NATIVE)")
     args = parser.parse_args()
+    code = lanes_mode(sys.argv[1:], args.lanes)
+    if code is not None:
+        return code
     tmp = Path(tempfile.mkdtemp(prefix="bench-adherence-"))
     shm = Path(tempfile.mkdtemp(prefix="bench-adherence-", dir=args.shm))
     try:
-        probe = write_random_access_schedule(
-            tmp / "capacity", types=1, files_per_type=args.files, events=200_000, rate_per_s=1e9, seed=1
-        )
-        cap = run_benchmark(
-            RunConfig(schedule=str(probe), backend=f"posix:{shm / 'base'}", out=str(tmp / "runs"), time_scale=0.0,
-                      concurrency=args.concurrency),
-            show_progress=False,
-        )
-        capacity = cap.summary["throughput_ops_per_s"]
-        rate = capacity / 2
+        capacity = float("nan")
+        if args.rate is None:
+            probe = write_random_access_schedule(
+                tmp / "capacity", types=1, files_per_type=args.files, events=200_000, rate_per_s=1e9, seed=1
+            )
+            cap = run_benchmark(
+                RunConfig(schedule=str(probe), backend=f"posix:{shm / 'base'}", out=str(tmp / "runs"), time_scale=0.0,
+                          concurrency=args.concurrency),
+                show_progress=False,
+            )
+            capacity = cap.summary["throughput_ops_per_s"]
+        rate = capacity / 2 if args.rate is None else args.rate
         paced = write_random_access_schedule(
             tmp / "paced", types=1, files_per_type=args.files, events=int(rate * args.seconds), rate_per_s=rate, seed=2
         )
@@ -54,9 +84,11 @@ def main() -> int:
         )
         late = run.summary["lateness_ms"]
         summary = json.loads((run.run_dir / "summary.json").read_text())
+        summary_lanes = json.loads((run.run_dir / "manifest.json").read_text()).get("lane_impl", [])
     finally:
         shutil.rmtree(shm, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
+    print(f"lane implementation: {', '.join(summary_lanes)}")
     print(f"capacity (time scale 0, 1 worker): {capacity:,.0f} ops/s")
     print(f"offered {rate:,.0f} ops/s for {args.seconds:g} s: achieved {summary['throughput_ops_per_s']:,.0f} ops/s, "
           f"{summary['operations_issued']:,} ops, complete={run.complete}")

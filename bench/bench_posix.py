@@ -2,15 +2,20 @@
 
 Both run on /dev/shm (tmpfs), with the same number of processes, in the same script run. Per
 phase (create, open, getfileinfo = lstat, delete) and per worker, MimesisBench's rate should be at
-least 80% of the C program's.
+least 80% of the C program's. The verdict uses the best rate of each side over the repetitions;
+the median of the per-run ratios is printed too (steadier on a shared machine).
 
     .venv/bin/python bench/bench_posix.py [--files 100000] [--workers 1] [--concurrency 1]
+        [--lanes default|native|python|both]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -18,6 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mimesisbench.native import ENV_SWITCH
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.synthetic import write_phased_schedule
@@ -52,7 +58,9 @@ def run_c(exe: Path, shm: Path, workers: int, files: int) -> dict[str, float]:
     return {p: sum(v) / len(v) for p, v in rates.items()}
 
 
-def run_mimesis(shm: Path, tmp: Path, workers: int, files: int, concurrency: int) -> tuple[dict[str, float], bool]:
+def run_mimesis(
+    shm: Path, tmp: Path, workers: int, files: int, concurrency: int
+) -> tuple[dict[str, float], bool, list[str]]:
     tmp.mkdir(parents=True, exist_ok=True)
     schedule = write_phased_schedule(tmp / "schedule", types=workers, files_per_type=files)
     config = RunConfig(
@@ -70,7 +78,25 @@ def run_mimesis(shm: Path, tmp: Path, workers: int, files: int, concurrency: int
         .agg(pl.col("rate").mean())
     )
     by_op = {str(op): float(rate) for op, rate in rates.iter_rows()}
-    return {p: by_op.get(p, 0.0) for p in PHASES}, report.complete and bad == 0
+    lanes = json.loads((report.run_dir / "manifest.json").read_text()).get("lane_impl", [])
+    return {p: by_op.get(p, 0.0) for p in PHASES}, report.complete and bad == 0, lanes
+
+
+def lanes_mode(argv: list[str], mode: str) -> int | None:
+    """``--lanes native|python``: set the switch before any worker process starts; ``both``: run
+    this script once per mode (a fresh process each: the workers' forkserver keeps its environment)
+    and return the worst exit code; None to carry on in this process."""
+    if mode == "both":
+        rest = [a for i, a in enumerate(argv) if a != "--lanes" and (i == 0 or argv[i - 1] != "--lanes")]
+        rest = [a for a in rest if not a.startswith("--lanes=")]
+        codes = []
+        for lanes in ("native", "python"):
+            print(f"== lanes: {lanes}", flush=True)
+            codes.append(subprocess.run([sys.executable, __file__, *rest, "--lanes", lanes]).returncode)
+        return max(codes)
+    if mode in ("native", "python"):
+        os.environ[ENV_SWITCH] = "1" if mode == "native" else "0"
+    return None
 
 
 def main() -> int:
@@ -80,7 +106,12 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="lanes per worker (the C loop has one)")
     parser.add_argument("--shm", default="/dev/shm")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions; the best rate of each side counts")
+    parser.add_argument("--lanes", choices=("default", "native", "python", "both"), default="default",
+                        help="replay lanes: native (Rust), python, both (one run each), default (per MIMESISBENCH_NATIVE)")
     args = parser.parse_args()
+    code = lanes_mode(sys.argv[1:], args.lanes)
+    if code is not None:
+        return code
     with tempfile.TemporaryDirectory(prefix="bench-posix-") as tmp_s:
         tmp = Path(tmp_s)
         shm = Path(tempfile.mkdtemp(prefix="bench-posix-", dir=args.shm))
@@ -89,25 +120,29 @@ def main() -> int:
             c_rates = {p: 0.0 for p in PHASES}
             m_rates = {p: 0.0 for p in PHASES}
             ok = True
+            lane_impl: set[str] = set()
+            run_ratios: dict[str, list[float]] = {p: [] for p in PHASES}
             for rep in range(args.repeat):  # interleaved; best of each (filters interference)
                 (shm / f"r{rep}").mkdir()
                 c = run_c(exe, shm / f"r{rep}", args.workers, args.files)
-                m, good = run_mimesis(shm / f"r{rep}", tmp / f"r{rep}", args.workers, args.files, args.concurrency)
+                m, good, impl = run_mimesis(shm / f"r{rep}", tmp / f"r{rep}", args.workers, args.files, args.concurrency)
                 ok = ok and good
+                lane_impl.update(impl)
                 for p in PHASES:
+                    run_ratios[p].append(m[p] / c[p] if c[p] else 0.0)
                     c_rates[p] = max(c_rates[p], c[p])
                     m_rates[p] = max(m_rates[p], m[p])
                 print(f"  run {rep + 1}: " + ", ".join(f"{p} {m[p] / c[p]:.2f}" for p in PHASES), flush=True)
         finally:
             shutil.rmtree(shm, ignore_errors=True)
     print(f"{args.workers} process(es), {args.files:,} files each, {args.shm}; mimesisbench lanes {args.concurrency}; "
-          f"best of {args.repeat}")
-    print(f"{'phase':<12} {'C ops/s':>12} {'mimesis ops/s':>14} {'ratio':>7}")
+          f"best of {args.repeat}; lane implementation {', '.join(sorted(lane_impl))}")
+    print(f"{'phase':<12} {'C ops/s':>12} {'mimesis ops/s':>14} {'ratio':>7} {'median of runs':>15}")
     worst = 1e9
     for p in PHASES:
         ratio = m_rates[p] / c_rates[p] if c_rates[p] else 0.0
         worst = min(worst, ratio)
-        print(f"{p:<12} {c_rates[p]:>12,.0f} {m_rates[p]:>14,.0f} {ratio:>7.2f}")
+        print(f"{p:<12} {c_rates[p]:>12,.0f} {m_rates[p]:>14,.0f} {ratio:>7.2f} {statistics.median(run_ratios[p]):>15.2f}")
     passed = ok and worst >= TARGET
     print(f"all outcomes ok: {ok}; worst ratio {worst:.2f} (target {TARGET:.2f}): {'PASS' if passed else 'FAIL'}")
     return 0 if passed else 1

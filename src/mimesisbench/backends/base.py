@@ -22,6 +22,11 @@ Blocking backends implement the synchronous methods; the worker runs them on a p
 implements ``aio_<op>`` coroutines as well (the synchronous methods stay: setup and phase 1 use
 them); the worker then runs its lanes as asyncio tasks. Both
 variants share everything else (paths, recording, pacing, drift control).
+
+A backend may also offer a *native lane* (``native_lane_runner``): one call that replays a whole
+lane outside the interpreter, with the GIL released, with the same semantics as the Python lane
+(``run.lanes.run_sync_lane`` over ``sync_ops``), which stays the reference. The posix backend
+offers one when the native extension is installed (``mimesisbench.native``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import errno
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar
 
@@ -73,6 +79,24 @@ def classify_oserror(exc: BaseException) -> Outcome:
 
 SyncOp = Callable[[Any], object]
 AsyncOp = Callable[[Any], Awaitable[object]]
+
+
+@dataclass(frozen=True)
+class NativeLaneRunner:
+    """A backend's native replay lane (see ``run.lanes.run_native_lane``, which calls it).
+
+    ``run(ops, due_ns, offsets, data, offsets2, data2, start_ns, end_ns, outcome, *, origin_ns,
+    max_drift_ns, paced, spin_ns, stop, progress)`` replays one lane with the GIL released and
+    returns ``(status, count, behind_ns, message)``, status one of ``done``, ``stopped``,
+    ``drift``, ``failed``. ``stop_flag()`` makes the flag shared by a worker's lanes (``set()``,
+    ``is_set()``), ``progress()`` one lane's published count (``.count``).
+    """
+
+    name: str  # recorded in the run manifest (``posix``)
+    version: str  # the native module's version
+    run: Callable[..., tuple[str, int, int, str]]
+    stop_flag: Callable[[], Any]
+    progress: Callable[[], Any]
 
 
 class Backend(ABC):
@@ -132,6 +156,14 @@ class Backend(ABC):
     def classify(self, exc: BaseException) -> Outcome:
         """Map a failed operation's exception to an ``Outcome``."""
         return classify_oserror(exc)
+
+    def native_lane_runner(self) -> NativeLaneRunner | None:
+        """The native replay lane for this backend, None (the default) for the Python lanes.
+
+        Called in the worker after ``connect``; a runner must give, for every schedule, the same
+        outcomes as ``sync_ops`` run by the Python lane.
+        """
+        return None
 
     # ------------------------------------------------------------------ operations (sync)
 

@@ -16,6 +16,10 @@ getfileinfo    ``lstat`` (symlinks are never followed, so a planted link cannot 
 
 Every path is ``<base><relative path>``, handed to the system calls as bytes; relative paths are validated once per worker
 (``safety.check_relative_series``) and the tree is checked for symlinks before phase 2.
+
+With the native extension installed (and ``MIMESISBENCH_NATIVE`` not ``0``), the replay's lanes
+run in native code (``native/src/posix.rs``: the same system calls, the GIL released, so the
+lanes of a worker run in parallel); the methods below stay the reference and serve phase 1.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from typing import Any, ClassVar
 import polars as pl
 
 from mimesisbench.backends import safety
-from mimesisbench.backends.base import Backend, SyncOp
+from mimesisbench.backends.base import Backend, NativeLaneRunner, SyncOp
 from mimesisbench.errors import ConfigError
+from mimesisbench.native import native_module
 from mimesisbench.synth.format import OpCode
 
 _CREATE_FLAGS = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -41,6 +46,10 @@ def _create(path: str | bytes, _open=os.open, _close=os.close, _flags=_CREATE_FL
 
 def _open_close(path: str | bytes, _open=os.open, _close=os.close, _flags=_OPEN_FLAGS) -> None:  # noqa: ANN001
     _close(_open(path, _flags))
+
+
+def _mkdir(path: str | bytes, _mkdir=os.mkdir) -> None:  # noqa: ANN001
+    _mkdir(path, 0o755)
 
 
 class PosixBackend(Backend):
@@ -101,11 +110,24 @@ class PosixBackend(Backend):
                 OpCode.LIST_FILE: os.lstat,
                 OpCode.LIST_DIR: os.listdir,
                 OpCode.DELETE: os.unlink,
-                OpCode.MKDIRS: os.mkdir,
+                OpCode.MKDIRS: _mkdir,
                 OpCode.GETFILEINFO: os.lstat,
             }
         )
         return table
+
+    def native_lane_runner(self) -> NativeLaneRunner | None:
+        """``run_posix_lane`` of the native extension, when it is installed and turned on."""
+        module = native_module()
+        if module is None or not hasattr(module, "run_posix_lane"):
+            return None
+        return NativeLaneRunner(
+            name="posix",
+            version=str(getattr(module, "__version__", "unknown")),
+            run=module.run_posix_lane,
+            stop_flag=module.StopFlag,
+            progress=module.LaneProgress,
+        )
 
     def verify_namespace(self, rel_dirs: list[str]) -> None:
         """Check the tree for symlinks and escapes (see ``safety.verify_tree``)."""
@@ -129,7 +151,7 @@ class PosixBackend(Backend):
         os.unlink(path)
 
     def mkdirs(self, path: str) -> None:
-        os.mkdir(path, 0o755)
+        _mkdir(path)
 
     def rename(self, src: str, dst: str) -> None:
         # rename(2) replaces an existing target silently; the namespace semantics (and HDFS) say

@@ -16,7 +16,10 @@ def versions() -> dict[str, str]:
     """The tool's and its libraries' versions."""
     from mimesisbench import __version__
 
+    from mimesisbench.native import native_version
+
     out = {"mimesisbench": __version__, "python": platform.python_version()}
+    out["mimesisbench_native"] = native_version() or "not loaded"
     for name in LIBRARIES:
         try:
             out[name] = metadata.version(name)

@@ -118,6 +118,9 @@ def _replay(
         engine.prepare(specs)
         ready = engine.wait_ready(config.ready_timeout_s)
         manifest["workers"] = [asdict(r) for r in ready]
+        impls = sorted({r.lane_impl for r in ready})
+        manifest["lane_impl"] = impls  # python, or native-<backend>-<version> (per worker: workers)
+        manifest["native_lane"] = bool(impls) and all(i != "python" for i in impls)
         start_wall = time.time_ns() + int(config.start_margin_s * 1e9)
         manifest["start_barrier_wall_ns"] = start_wall
         manifest["start_barrier_utc"] = iso_utc(start_wall)

@@ -14,6 +14,12 @@ spins (the worker sets the window to 0 when it runs several lanes: sleep only); 
 behind (and always at time scale 0) it issues back to back. Inputs are Python lists made before
 the barrier (``Lane.preload``) or, for very long lanes, one chunk at a time. When a lane is further behind than the maximum drift,
 it stops the whole worker (``StopSignal``) and records nothing for the late operation.
+
+A backend with a native lane (``Backend.native_lane_runner``) replays each lane in one native
+call instead (``run_native_lane``): the GIL is released for the whole lane, so the lanes of a
+worker run in parallel; the inputs are numpy arrays and Arrow-style path buffers
+(``Lane.native_inputs``), the outputs the same arrays, the count is published while it runs
+(``Lane.follow``), and the ``StopSignal`` reaches it through a native flag (``add_listener``).
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
-from mimesisbench.backends.base import AsyncOp, Outcome, SyncOp
+from mimesisbench.backends.base import AsyncOp, NativeLaneRunner, Outcome, SyncOp
+from mimesisbench.errors import BackendError
 
 #: events converted to Python lists per step (bounded memory; the cost lands before a wait)
 CHUNK = 16384
@@ -38,6 +46,11 @@ CHUNK = 16384
 PRELOAD_LIMIT = 2_000_000
 #: a lane spins (instead of sleeping) this long before a due time
 SPIN_NS = 150_000
+#: the same for a native lane that is its worker's only lane
+NATIVE_SPIN_NS = 150_000
+#: ... and for each native lane of a worker with several (spinning threads would take the cores
+#: from each other: more lanes than cores is common)
+NATIVE_MULTI_SPIN_NS = 0
 #: longest single sleep, so a stop request is noticed promptly
 MAX_SLEEP_NS = 50_000_000
 #: "never" for a disabled drift limit
@@ -50,6 +63,7 @@ class StopSignal:
     def __init__(self) -> None:
         self._event = threading.Event()
         self._lock = threading.Lock()
+        self._listeners: list[Callable[[], object]] = []
         self.reason: str | None = None
         self.message = ""
 
@@ -57,7 +71,18 @@ class StopSignal:
         with self._lock:
             if self.reason is None:
                 self.reason, self.message = reason, message
+            listeners = list(self._listeners)
         self._event.set()
+        for listener in listeners:
+            listener()
+
+    def add_listener(self, listener: Callable[[], object]) -> None:
+        """Call ``listener()`` when the signal is set (at once when it already is); native lanes
+        hear the stop this way (their flag's ``set``)."""
+        with self._lock:
+            self._listeners.append(listener)
+        if self._event.is_set():
+            listener()
 
     def is_set(self) -> bool:
         return self._event.is_set()
@@ -75,19 +100,50 @@ class Lane:
     start_ns: np.ndarray = field(init=False)
     end_ns: np.ndarray = field(init=False)
     outcome: np.ndarray = field(init=False)
-    count: int = 0  # operations issued and recorded so far (a prefix of the lane)
 
     def __post_init__(self) -> None:
         n = len(self.ops)
         self.start_ns = np.zeros(n, dtype=np.int64)
         self.end_ns = np.zeros(n, dtype=np.int64)
         self.outcome = np.zeros(n, dtype=np.uint8)
+        self._count = 0
+        self._live: Any = None  # a native lane's progress (``.count``) while it runs
         self._ops_list: list[int] | None = None
         self._args_list: list[Any] | None = None
         self._dues_list: list[int] | None = None
+        self._native: NativeInputs | None = None
 
     def __len__(self) -> int:
         return len(self.ops)
+
+    @property
+    def count(self) -> int:
+        """Operations issued and recorded so far (a prefix of the lane)."""
+        live = self._live
+        return self._count if live is None else int(live.count)
+
+    @count.setter
+    def count(self, value: int) -> None:
+        self._count = value
+
+    def follow(self, progress: Any) -> None:
+        """Read ``count`` from a native lane's progress (``None``: back to the stored count)."""
+        self._live = progress
+
+    def native_inputs(self) -> NativeInputs:
+        """The paths as Arrow-style buffers for a native lane (made once, before the barrier)."""
+        if self._native is None:
+            paths = binary_buffers(self.paths)
+            targets = None if self.paths2 is None else binary_buffers(self.paths2)
+            self._native = NativeInputs(
+                ops=np.ascontiguousarray(self.ops, dtype=np.uint8),
+                due_ns=np.ascontiguousarray(self.due_ns, dtype=np.int64),
+                offsets=paths[0],
+                data=paths[1],
+                offsets2=None if targets is None else targets[0],
+                data2=None if targets is None else targets[1],
+            )
+        return self._native
 
     def preload(self, limit: int = PRELOAD_LIMIT) -> bool:
         """Convert the lane's inputs to Python lists before the barrier (when not too many)."""
@@ -128,6 +184,36 @@ class Lane:
         if i >= len(self.ops):
             return 0
         return max(0, now_rel_ns - int(self.due_ns[i]))
+
+
+@dataclass(frozen=True)
+class NativeInputs:
+    """A lane's inputs as a native lane takes them (contiguous arrays; paths as offsets + bytes)."""
+
+    ops: np.ndarray  # uint8
+    due_ns: np.ndarray  # int64
+    offsets: np.ndarray  # int64, len + 1 entries
+    data: np.ndarray  # uint8
+    offsets2: np.ndarray | None  # rename targets (an empty target where there is none)
+    data2: np.ndarray | None
+
+
+def binary_buffers(paths: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, data)`` of a binary (or string) series: path ``i`` is
+    ``data[offsets[i]:offsets[i + 1]]``; nulls become empty paths."""
+    arr = paths.cast(pl.Binary).fill_null(b"").to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not pa.types.is_large_binary(arr.type):
+        arr = arr.cast(pa.large_binary())
+    _, off_buf, data_buf = arr.buffers()
+    n = len(arr)
+    if off_buf is None:
+        offsets = np.zeros(n + 1, dtype=np.int64)
+    else:
+        offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset : arr.offset + n + 1].copy()
+    data = np.zeros(0, dtype=np.uint8) if data_buf is None else np.frombuffer(data_buf, dtype=np.uint8)
+    return offsets, data
 
 
 def _relax() -> None:
@@ -274,6 +360,51 @@ def run_sync_lane(
             raise
         lane.count = hi
         k = hi
+
+
+def run_native_lane(
+    lane: Lane,
+    runner: NativeLaneRunner,
+    origin_ns: int,
+    stop: StopSignal,
+    flag: Any,
+    *,
+    max_drift_ns: int = NO_LIMIT,
+    spin_ns: int = SPIN_NS,
+    paced: bool = True,
+) -> None:
+    """``run_sync_lane``'s semantics in one native call (GIL released). Records in place.
+
+    ``flag`` is the worker's native stop flag (``runner.stop_flag()``, made to follow ``stop``
+    with ``stop.add_listener(flag.set)``). A lane more than ``max_drift_ns`` late sets ``stop``
+    (drift); an operation that cannot be issued is recorded as ``other``, sets ``stop`` (failed)
+    and raises ``BackendError``.
+    """
+    inputs = lane.native_inputs()
+    progress = runner.progress()
+    lane.follow(progress)
+    try:
+        status, count, behind_ns, message = runner.run(
+            inputs.ops, inputs.due_ns, inputs.offsets, inputs.data, inputs.offsets2, inputs.data2,
+            lane.start_ns, lane.end_ns, lane.outcome,
+            origin_ns=origin_ns, max_drift_ns=min(max_drift_ns, NO_LIMIT), paced=paced, spin_ns=spin_ns,
+            stop=flag, progress=progress,
+        )
+    except BaseException as exc:
+        stop.set("failed", f"native lane failed: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        lane.count = int(progress.count)
+        lane.follow(None)
+    lane.count = int(count)
+    if status == "drift":
+        stop.set("drift", f"{behind_ns / 1e9:.3f} s behind schedule")
+    elif status == "failed":
+        stop.set("failed", f"backend failed: {message}")
+        raise BackendError(f"native {runner.name} lane: {message}")
+    elif status not in ("done", "stopped"):
+        stop.set("failed", f"native lane ended with {status!r}")
+        raise BackendError(f"native {runner.name} lane ended with {status!r}")
 
 
 async def run_async_lane(

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mimesisbench.backends.base import Backend
+from mimesisbench.backends.base import Backend, NativeLaneRunner
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.monitoring.live_stats import LiveDelta, LiveTap
 from mimesisbench.run import lanes as lanes_mod
@@ -63,6 +63,8 @@ class ReadyInfo:
     prepare_s: float
     pid: int
     host: str
+    #: how the lanes replay: ``python``, or ``native-<backend>-<version>`` (``run_native_lane``)
+    lane_impl: str = "python"
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Worker:
         self.lanes_: list[Lane] = []
         self.rows_: np.ndarray = np.zeros(0, dtype=np.int64)
         self.tap_: LiveTap | None = None
+        self.runner_: NativeLaneRunner | None = None
 
     # ------------------------------------------------------------------ prepare
 
@@ -140,10 +143,15 @@ class Worker:
             )
         if spec.live_metrics:
             self.tap_ = LiveTap(self.lanes_, frame["type"].cast(pl.Int64).to_numpy())
-        budget = lanes_mod.PRELOAD_LIMIT
-        for lane in self.lanes_:
-            if lane.preload(budget):
-                budget -= len(lane)
+        self.runner_ = None if backend.is_async else backend.native_lane_runner()
+        if self.runner_ is not None:
+            for lane in self.lanes_:
+                lane.native_inputs()
+        else:
+            budget = lanes_mod.PRELOAD_LIMIT
+            for lane in self.lanes_:
+                if lane.preload(budget):
+                    budget -= len(lane)
         return ReadyInfo(
             index=spec.index,
             events=frame.height,
@@ -151,6 +159,7 @@ class Worker:
             prepare_s=time.perf_counter() - t0,
             pid=os.getpid(),
             host=os.uname().nodename,
+            lane_impl="python" if self.runner_ is None else f"native-{self.runner_.name}-{self.runner_.version}",
         )
 
     # ------------------------------------------------------------------ run
@@ -181,6 +190,26 @@ class Worker:
                 errors.extend(r for r in results if isinstance(r, BaseException))
 
             threads.append(threading.Thread(target=asyncio.run, args=(main(),), name="lanes-async", daemon=True))
+        elif self.runner_ is not None:
+            runner = self.runner_
+            flag = runner.stop_flag()  # the StopSignal, as native lanes see it
+            stop.add_listener(flag.set)
+            paced = self.spec.time_scale > 0
+            # no GIL: a lane may spin; but several spinning lanes would take the cores from each
+            # other (and from the system under test), so several lanes spin only briefly
+            native_spin = lanes_mod.NATIVE_SPIN_NS if len(self.lanes_) == 1 else lanes_mod.NATIVE_MULTI_SPIN_NS
+
+            def native_main(lane: Lane) -> None:
+                try:
+                    lanes_mod.run_native_lane(
+                        lane, runner, origin, stop, flag, max_drift_ns=max_drift, spin_ns=native_spin,
+                        paced=paced,
+                    )
+                except BaseException as exc:  # noqa: BLE001 - reported through the result
+                    errors.append(exc)
+
+            for i, lane in enumerate(self.lanes_):
+                threads.append(threading.Thread(target=native_main, args=(lane,), name=f"lane-{i}", daemon=True))
         else:
             fns = _table(backend.sync_ops())
             # one lane: sleep, then a pure spin for the last SPIN_NS (nobody else needs the GIL);

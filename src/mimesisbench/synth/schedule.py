@@ -6,8 +6,9 @@ type's stream does not depend on which other types are present).
 
 File ids are dense and grouped by type, in the profile's type order: a type's pre-existing files
 first, then its created files in creation order. Events are sorted once, by an int64 key
-``time_us << 2 | rank`` (rank 0 create/mkdirs, 1 accesses, 2 renames, 3 delete) with a stable
-argsort, so same-time events keep their causal order; ``seq`` is the position in that order.
+``time_us << 2 | rank`` (rank 0 create/mkdirs, 1 accesses, 2 renames, 3 delete), stably (ties
+keep their generation order), so same-time events keep their causal order; ``seq`` is the
+position in that order.
 """
 
 from __future__ import annotations

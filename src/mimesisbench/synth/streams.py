@@ -14,14 +14,16 @@ All times are integer microseconds from t0. For one file type ``j``:
   - otherwise (the 2014 format has no popularity): the paper's renewal rule, accesses with F_j
     interarrivals as long as they lie within H_j of the first access, and a last access that
     closes the span at exactly first + H_j (H_j is first-to-last access, so the generated
-    spans follow H_j exactly; only the closing interarrival is shorter than an F_j draw).
+    spans follow H_j exactly; only the closing interarrival is shorter than an F_j draw). A
+    stopping-time rule would keep the pooled interarrivals exact instead, but no such rule
+    keeps Yahoo's spans within 0.4 KS (docs/generate.md, bench/bench_access_rules.py).
 
   Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
   a LIST_FILE;
 * a share ``delete_share`` is deleted D_j after the last access (``last_access``; after the
   creation for files never accessed) or at ``max(creation + D_j, last access + 1 ms)``
-  (``creation``, the 2014 format). A file whose accesses are cut by the window end is not
-  deleted inside the window.
+  (``creation``, the 2014 format). A file whose accesses are cut by the window end (for the
+  renewal rule: whose span the window cuts) is not deleted inside the window.
 
 Access streams are drawn for many files at once: each round draws an estimated number of
 interarrivals per still-open file into one flat array, takes a segmented cumulative sum, keeps

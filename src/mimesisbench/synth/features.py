@@ -32,6 +32,7 @@ class FileFeatures:
     deleted: I64
     gaps_file: I64  # per-file access interarrivals: the file of each gap
     gaps: I64  # ... and the gap, us
+    gaps_prev: I64  # ... and the time of the access that opens the gap, us
 
     def of_type(self, type_id: int) -> NDArray[np.bool_]:
         return self.ftype == type_id
@@ -91,6 +92,7 @@ def file_features(tables: ScheduleTables) -> FileFeatures:
         deleted=deleted,
         gaps_file=f_sorted[1:][same],
         gaps=gaps,
+        gaps_prev=t_sorted[:-1][same],
     )
 
 

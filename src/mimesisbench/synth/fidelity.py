@@ -30,6 +30,7 @@ from mimesisbench.synth.kstats import (
     mixture,
     truncated,
     truncated_floor,
+    truncated_seen,
 )
 from mimesisbench.synth.namespace import Namespace, depth_shares
 from mimesisbench.synth.options import GenerateOptions, effective_profile
@@ -66,7 +67,9 @@ class _TypeView:
         self.activation_limits = (window_us - origin) / MS
         self.span = last[seen] - first[seen]
         self.span_limits = (window_us - first[seen]) / MS
-        self.gaps = f.gaps[f.ftype[f.gaps_file] == t.id]
+        of_type = f.ftype[f.gaps_file] == t.id
+        self.gaps = f.gaps[of_type]
+        self.gap_limits = (window_us - f.gaps_prev[of_type]) / MS
         self.popularity = f.accesses[mask][seen]
         if t.delete_delay_origin == "last_access":
             del_origin = np.where(seen, last, origin)
@@ -88,7 +91,8 @@ class _TypeView:
         if t.active_span is not None:
             out["ks_span"] = censored(t.active_span.cdf, self.span_limits)
         if t.access_interarrival is not None:
-            out["ks_interarrival"] = t.access_interarrival.cdf
+            # a gap is seen only when it ends inside the window
+            out["ks_interarrival"] = truncated_seen(t.access_interarrival.cdf, self.gap_limits)
         if t.delete_delay is not None and t.delete_share > 0:
             if self.delete_floors is None:
                 out["ks_delete"] = truncated(t.delete_delay.cdf, self.delete_limits)

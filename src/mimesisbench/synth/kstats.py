@@ -2,11 +2,15 @@
 
 A schedule only shows what happens inside its window, so a delay ``X`` measured from an origin
 ``o`` is seen only when ``o + X < W``. Comparing the seen values with the profile's CDF ``F``
-directly would blame the generator for the window. Two corrections, both exact and vectorised
+directly would blame the generator for the window. Three corrections, all exact and vectorised
 over units with limits ``L_i = W - o_i``:
 
 * truncation (a value is seen only below its limit; first access, deletion):
-  ``F_T(x) = sum_i F(min(x, L_i)) / sum_i F(L_i)``;
+  ``F_T(x) = sum_i F(min(x, L_i)) / sum_i F(L_i)`` over every unit at risk, seen or not;
+* truncation known only through the seen values (per-file access interarrivals: a gap opened
+  by an access at ``t`` is seen only when it ends before ``W``, and the schedule does not say
+  which files would have gone on): ``F_S(x) = mean_i F(min(x, L_i)) / F(L_i)`` over the seen
+  values, each given its own limit (a seen value is an F draw conditioned on being below it);
 * censoring (a value is cut at its limit; active span): ``F_C(x) = mean_i [F(x) if x < L_i else 1]``.
 """
 
@@ -67,6 +71,29 @@ def truncated(cdf: Cdf, limits: NDArray[np.number]) -> Cdf:
             return cdf(xs)
         k = np.searchsorted(lim, xs, side="right")
         return (prefix[k] + (lim.size - k) * cdf(xs)) / total
+
+    return f
+
+
+def truncated_seen(cdf: Cdf, limits: NDArray[np.number]) -> Cdf:
+    """The CDF of seen values, each an F draw seen because it fell below its limit ``L_i``.
+
+    ``F_S(x) = mean_i F(min(x, L_i)) / F(L_i)``: a unit whose limit is at most ``x`` counts 1,
+    the others ``F(x) / F(L_i)``. Limits where ``F(L_i) = 0`` cannot hold a seen value and are
+    ignored. With limits beyond the distribution's support this is ``F`` itself.
+    """
+    lim = np.sort(np.asarray(limits, dtype=np.float64))
+    f_lim = cdf(lim)
+    lim = lim[f_lim > 0]
+    inv = 1.0 / f_lim[f_lim > 0]
+    suffix = np.concatenate([np.cumsum(inv[::-1])[::-1], [0.0]])  # sum of 1/F(L_j) for j >= i
+
+    def f(x: FloatArray) -> FloatArray:
+        xs = np.asarray(x, dtype=np.float64)
+        if lim.size == 0:
+            return cdf(xs)
+        k = np.searchsorted(lim, xs, side="right")  # units whose limit is <= x: fully counted
+        return np.minimum((k + cdf(xs) * suffix[k]) / lim.size, 1.0)
 
     return f
 

@@ -14,14 +14,16 @@ All times are integer microseconds from t0. For one file type ``j``:
   - otherwise (the 2014 format has no popularity): the paper's renewal rule, accesses with F_j
     interarrivals as long as they lie within H_j of the first access, and a last access that
     closes the span at exactly first + H_j (H_j is first-to-last access, so the generated
-    spans follow H_j exactly; only the closing interarrival is shorter than an F_j draw).
+    spans follow H_j exactly; only the closing interarrival is shorter than an F_j draw). A
+    stopping-time rule would keep the pooled interarrivals exact instead, but no such rule
+    keeps Yahoo's spans within 0.4 KS (docs/generate.md, bench/bench_access_rules.py).
 
   Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
   a LIST_FILE;
 * a share ``delete_share`` is deleted D_j after the last access (``last_access``; after the
   creation for files never accessed) or at ``max(creation + D_j, last access + 1 ms)``
-  (``creation``, the 2014 format). A file whose accesses are cut by the window end is not
-  deleted inside the window.
+  (``creation``, the 2014 format). A file whose accesses are cut by the window end (for the
+  renewal rule: whose span the window cuts) is not deleted inside the window.
 
 Access streams are drawn for many files at once: each round draws an estimated number of
 interarrivals per still-open file into one flat array, takes a segmented cumulative sum, keeps
@@ -93,14 +95,16 @@ class Sampler:
 
 @dataclass
 class TypeEvents:
-    """One type's events (unsorted) and per-file lifetimes, indexed by the type's files.
+    """One type's events (unsorted, in parts) and per-file lifetimes, indexed by the type's files.
 
-    ``key`` is ``time_us << RANK_BITS | RANK[op]``.
+    ``keys[i]`` is ``time_us << RANK_BITS | RANK[op]``, ``metas[i]`` is ``op | type_id << 16``
+    (uint32) and ``targets[i]`` the file ids, in the schedule's target dtype: the parts are the
+    final arrays' pieces, concatenated once for all types.
     """
 
-    key: I64
-    op: NDArray[np.uint8]
-    target: I64
+    keys: list[I64]
+    metas: list[NDArray[np.uint32]]
+    targets: list[NDArray[np.integer]]
     delete_us: I64  # per file of the type, NEVER when not deleted in the window
 
 
@@ -142,30 +146,26 @@ def type_events(
     first_id: int,
     window_us: int,
     rng: np.random.Generator,
+    target_dtype: type = np.int64,
 ) -> TypeEvents:
     """Events of one type whose files have ids ``first_id + i`` and origins ``origin_us[i]``.
 
     The last ``created`` files are created at their origin; the others exist at t0 (origin 0).
     """
     n = int(origin_us.size)
-    parts_t: list[I64] = []
-    parts_o: list[NDArray[np.uint8]] = []
-    parts_f: list[I64] = []
+    out = TypeEvents([], [], [], np.full(n, NEVER, dtype=np.int64))
     if created:
-        parts_t.append((origin_us[n - created :] << RANK_BITS) | RANK[OpCode.CREATE])
-        parts_o.append(np.full(created, OpCode.CREATE, dtype=np.uint8))
-        parts_f.append(np.arange(first_id + n - created, first_id + n, dtype=np.int64))
-    delete_us = np.full(n, NEVER, dtype=np.int64)
+        out.keys.append((origin_us[n - created :] << RANK_BITS) | RANK[OpCode.CREATE])
+        out.metas.append(np.full(created, _meta(ft, OpCode.CREATE), dtype=np.uint32))
+        out.targets.append(np.arange(first_id + n - created, first_id + n, dtype=target_dtype))
     for lo in range(0, n, FILES_PER_CHUNK):
         hi = min(n, lo + FILES_PER_CHUNK)
-        t, o, f, d = _chunk(ft, origin_us[lo:hi], window_us, rng)
-        parts_t.append(t)
-        parts_o.append(o)
-        parts_f.append(f + (first_id + lo))
-        delete_us[lo:hi] = d
-    if not parts_t:
-        return TypeEvents(np.empty(0, np.int64), np.empty(0, np.uint8), np.empty(0, np.int64), delete_us)
-    return TypeEvents(np.concatenate(parts_t), np.concatenate(parts_o), np.concatenate(parts_f), delete_us)
+        out.delete_us[lo:hi] = _chunk(ft, origin_us[lo:hi], window_us, rng, first_id + lo, target_dtype, out)
+    return out
+
+
+def _meta(ft: FileType, op: OpCode) -> np.uint32:
+    return np.uint32(int(op) | ft.id << 16)
 
 
 def _bernoulli(rng: np.random.Generator, size: int, share: float) -> NDArray[np.bool_]:
@@ -177,16 +177,24 @@ def _bernoulli(rng: np.random.Generator, size: int, share: float) -> NDArray[np.
 
 
 def _chunk(
-    ft: FileType, origin: I64, window_us: int, rng: np.random.Generator
-) -> tuple[I64, NDArray[np.uint8], I64, I64]:
-    """Accesses and deletions of a chunk of files; targets are indices into the chunk."""
+    ft: FileType,
+    origin: I64,
+    window_us: int,
+    rng: np.random.Generator,
+    first_id: int,
+    target_dtype: type,
+    out: TypeEvents,
+) -> I64:
+    """Accesses and deletions of a chunk of files with ids ``first_id + i``, appended to ``out``;
+    returns the chunk's deletion times (NEVER when not deleted)."""
     n = origin.size
     accessed = _bernoulli(rng, n, ft.accessed_share)
     acc_idx = np.flatnonzero(accessed)
     last_abs = np.full(n, -1, dtype=np.int64)  # last access in the window, -1 when none
     beyond = np.zeros(n, dtype=bool)  # accesses (would) continue past the window end
-    times: I64 = np.empty(0, dtype=np.int64)
-    files: I64 = np.empty(0, dtype=np.int64)
+    parts: list[tuple[I64, I64]] = []  # (file index into idx, offset from its first access)
+    idx = acc_idx
+    first = np.empty(0, dtype=np.int64)
     if acc_idx.size:
         first = origin[acc_idx] + Sampler(_needed(ft, "activation_delay")).draw(rng, acc_idx.size)
         span = Sampler(_needed(ft, "active_span")).draw(rng, acc_idx.size)
@@ -199,54 +207,61 @@ def _chunk(
         if popularity is not None:
             f_rel, rel, last_rel, cut = _counted_streams(ft, popularity, first, window_us, rng)
             beyond[idx] = cut
+            parts.append((f_rel, rel))
         else:
             limit = np.minimum(span, window_us - 1 - first)
-            f_rel, rel, last_rel, stop = _streams(ft, limit, rng)
-            beyond[idx] = stop <= span
+            # the closing access at first + H lies past the window's end exactly when the
+            # window cuts the span
+            beyond[idx] = limit < span
+            last_rel = _streams(ft, limit, rng, parts)
             # the span is first-to-last access: a stream that ends inside the window ends with an
             # access exactly at first + H (unless an interarrival landed there already)
             closing = np.flatnonzero((limit == span) & (last_rel < span))
-            f_rel = np.concatenate([f_rel, closing])
-            rel = np.concatenate([rel, span[closing]])
+            parts.append((closing, span[closing]))
             last_rel[closing] = span[closing]
         last_abs[idx] = first + last_rel
-        times = first[f_rel]
-        times += rel
-        del rel
-        times <<= RANK_BITS
-        times |= RANK[OpCode.OPEN]
-        files = idx[f_rel]
-        del f_rel
-    if ft.open_share >= 1.0:
-        ops = np.full(times.size, OpCode.OPEN, dtype=np.uint8)
-    else:
-        ops = np.where(
-            _bernoulli(rng, times.size, ft.open_share), np.uint8(OpCode.OPEN), np.uint8(OpCode.LIST_FILE)
-        ).astype(np.uint8)
+    # per accessed file: its first access as a key, and its id
+    first_key = (first << RANK_BITS) | RANK[OpCode.OPEN]
+    file_id = (idx + first_id).astype(target_dtype)
+    sizes = [int(f.size) for f, _ in parts]
+    opens = _bernoulli(rng, sum(sizes), ft.open_share) if ft.open_share < 1.0 else None
+    start = 0
+    for (f_rel, rel), size in zip(parts, sizes):
+        rel <<= RANK_BITS
+        rel += np.take(first_key, f_rel)
+        out.keys.append(rel)
+        out.targets.append(np.take(file_id, f_rel))
+        if opens is None:
+            out.metas.append(np.full(size, _meta(ft, OpCode.OPEN), dtype=np.uint32))
+        else:
+            out.metas.append(
+                np.where(opens[start : start + size], _meta(ft, OpCode.OPEN), _meta(ft, OpCode.LIST_FILE))
+            )
+        start += size
+    parts.clear()
     delete_us = _deletions(ft, origin, last_abs, beyond, window_us, rng)
     dels = np.flatnonzero(delete_us != NEVER)
-    out_t = np.concatenate([times, (delete_us[dels] << RANK_BITS) | RANK[OpCode.DELETE]])
-    out_o = np.concatenate([ops, np.full(dels.size, OpCode.DELETE, dtype=np.uint8)])
-    out_f = np.concatenate([files, dels.astype(np.int64)])
-    return out_t, out_o, out_f, delete_us
+    out.keys.append((delete_us[dels] << RANK_BITS) | RANK[OpCode.DELETE])
+    out.metas.append(np.full(dels.size, _meta(ft, OpCode.DELETE), dtype=np.uint32))
+    out.targets.append((dels + first_id).astype(target_dtype))
+    return delete_us
 
 
-def _streams(ft: FileType, limit: I64, rng: np.random.Generator) -> tuple[I64, I64, I64, I64]:
+def _streams(ft: FileType, limit: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]) -> I64:
     """Access offsets from each file's first access, within ``limit`` (>= 0) of it.
 
-    Returns (file index per access, offset per access, last offset per file, the first offset
-    per file that fell beyond its limit).
+    Appends (file index per access, offset per access) parts to ``parts`` and returns the last
+    offset per file. Every file gets its first access (offset 0); only files with room left
+    (``limit > 0``) draw interarrivals.
     """
     n = limit.size
     sampler = Sampler(_needed(ft, "access_interarrival"))
-    if sampler.max_us <= 0 and np.any(limit > 0):
+    parts.append((np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int64)))  # first accesses
+    cur = np.zeros(n, dtype=np.int64)
+    active = np.flatnonzero(limit > 0)
+    if active.size and sampler.max_us <= 0:
         raise ScheduleError(f"type {ft.id}: access_interarrival is 0 everywhere, so accesses never end")
     mean = max(sampler.mean_us, 1.0)
-    cur = np.zeros(n, dtype=np.int64)
-    stop = np.zeros(n, dtype=np.int64)
-    out_f: list[I64] = [np.arange(n, dtype=np.int64)]  # the first access of every file
-    out_r: list[I64] = [np.zeros(n, dtype=np.int64)]
-    active = np.arange(n, dtype=np.int64)
     while active.size:
         room = limit[active] - cur[active]
         want = np.minimum((room * (WANT_FACTOR / mean)).astype(np.int64) + 1, DRAWS_PER_ROUND)
@@ -264,15 +279,13 @@ def _streams(ft: FileType, limit: I64, rng: np.random.Generator) -> tuple[I64, I
         # draws now holds cur + partial sums of each file's interarrivals
         ok = draws <= np.repeat(limit[batch], k)
         cnt = np.add.reduceat(ok.astype(np.int64), starts)
-        out_f.append(np.repeat(batch, cnt))
-        out_r.append(draws[ok])
+        parts.append((np.repeat(batch, cnt), draws[ok]))
         done = cnt < k
-        stop[batch[done]] = draws[(starts + cnt)[done]]
         cur[batch[~done]] = draws[(starts + k - 1)[~done]]
-        got = cnt > 0
-        cur[batch[done & got]] = draws[(starts + cnt - 1)[done & got]]
+        got = done & (cnt > 0)
+        cur[batch[got]] = draws[(starts + cnt - 1)[got]]
         active = np.concatenate([batch[~done], later])
-    return np.concatenate(out_f), np.concatenate(out_r), cur, stop
+    return cur
 
 
 def _counted_streams(

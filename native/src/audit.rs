@@ -40,7 +40,7 @@ use ahash::RandomState;
 use flate2::read::MultiGzDecoder;
 use hashbrown::HashTable;
 use memchr::{memchr, memmem};
-use numpy::IntoPyArray;
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -128,52 +128,71 @@ fn parse_time(b: &[u8], cache: &mut Option<([u8; 10], i64)>) -> Option<i64> {
 // ------------------------------------------------------------------------------------------
 // dictionaries
 
+/// A value's identity: a 128-bit keyed hash of its bytes (two 64-bit ahash values with
+/// different keys). Dictionaries compare identities, not bytes, so a lookup touches no stored
+/// text (the costly cache misses of a byte comparison are the bulk of a parse otherwise). Two
+/// distinct values with the same identity would be merged: for 10^7 distinct values the odds are
+/// about 10^-25 (the Python reference identifies paths by one 64-bit hash: 1 in 10^5 there).
+type Id = (u64, u64);
+
+/// The hashers of every dictionary: local (per block) and global tables must agree, since a
+/// local entry's identity is reused when it is merged into the global table.
+#[derive(Clone)]
+struct Hashers(RandomState, RandomState);
+
+impl Hashers {
+    fn new() -> Self {
+        Hashers(hasher(), RandomState::with_seeds(0x7061_7468, 0x6469_6374, 0x636f_6465, 0x3132_3862))
+    }
+
+    fn id(&self, key: &[u8]) -> Id {
+        (self.0.hash_one(key), self.1.hash_one(key))
+    }
+}
+
 /// A dictionary of byte strings to dense codes, stored Arrow-style (`bytes` + `offsets`).
 struct Dictionary {
     bytes: Vec<u8>,
     offsets: Vec<i64>,
-    hashes: Vec<u64>,
-    table: HashTable<u32>,
-    hasher: RandomState,
+    table: HashTable<(u64, u64, u32)>, // (identity, code)
+    hashers: Hashers,
 }
 
 impl Dictionary {
     fn new() -> Self {
-        Dictionary { bytes: Vec::new(), offsets: vec![0], hashes: Vec::new(), table: HashTable::new(), hasher: hasher() }
+        Dictionary { bytes: Vec::new(), offsets: vec![0], table: HashTable::new(), hashers: Hashers::new() }
     }
 
     fn len(&self) -> usize {
-        self.hashes.len()
+        self.offsets.len() - 1
     }
 
     fn value<'a>(bytes: &'a [u8], offsets: &[i64], code: u32) -> &'a [u8] {
         &bytes[offsets[code as usize] as usize..offsets[code as usize + 1] as usize]
     }
 
-    /// The code of `key` (whose hash by `hasher()` is `hash`) when known.
-    fn find(&self, hash: u64, key: &[u8]) -> Option<u32> {
-        self.table.find(hash, |&c| Self::value(&self.bytes, &self.offsets, c) == key).copied()
+    /// The code of the value of identity `id` when known.
+    fn find(&self, id: Id) -> Option<u32> {
+        self.table.find(id.0, |&(a, b, _)| (a, b) == id).map(|&(_, _, c)| c)
     }
 
-    /// The code of `key` (whose hash by `hasher()` is `hash`), added when new.
-    fn intern(&mut self, hash: u64, key: &[u8]) -> PyResult<u32> {
-        let Dictionary { bytes, offsets, hashes, table, .. } = self;
-        if let Some(&code) = table.find(hash, |&c| Self::value(bytes, offsets, c) == key) {
+    /// The code of `key` (of identity `id`), added when new.
+    fn intern(&mut self, id: Id, key: &[u8]) -> PyResult<u32> {
+        if let Some(code) = self.find(id) {
             return Ok(code);
         }
-        let code = u32::try_from(hashes.len()).ok().filter(|&c| c < NULL).ok_or_else(|| {
+        let code = u32::try_from(self.len()).ok().filter(|&c| c < NULL).ok_or_else(|| {
             PyValueError::new_err("more than 4 billion distinct values in the audit logs")
         })?;
-        bytes.extend_from_slice(key);
-        offsets.push(bytes.len() as i64);
-        hashes.push(hash);
-        table.insert_unique(hash, code, |&c| hashes[c as usize]);
+        self.bytes.extend_from_slice(key);
+        self.offsets.push(self.bytes.len() as i64);
+        self.table.insert_unique(id.0, (id.0, id.1, code), |&(a, _, _)| a);
         Ok(code)
     }
 
     fn intern_str(&mut self, key: &str) -> PyResult<u32> {
-        let hash = self.hasher.hash_one(key.as_bytes());
-        self.intern(hash, key.as_bytes())
+        let id = self.hashers.id(key.as_bytes());
+        self.intern(id, key.as_bytes())
     }
 
     fn strings(&self) -> Vec<String> {
@@ -186,41 +205,71 @@ impl Dictionary {
 /// A block's own dictionary: values are slices of the block (start, length), no copies.
 #[derive(Default)]
 struct LocalDictionary {
-    entries: Vec<(u64, u32, u32)>, // (hash, start, length) per local code
+    entries: Vec<(Id, u32, u32)>, // (identity, start, length) per local code
     table: HashTable<u32>,
+    /// for values of at most 16 bytes (commands, users): a direct-mapped cache of
+    /// (value as two words, length, code), which spares hashing and the table
+    short: Vec<(u64, u64, u32, u32)>,
+}
+
+const SHORT_SLOTS: usize = 256;
+
+/// A value of at most 16 bytes as two little-endian words (zero-padded).
+fn short_key(key: &[u8]) -> (u64, u64) {
+    let mut b = [0u8; 16];
+    b[..key.len()].copy_from_slice(key);
+    let (lo, hi) = b.split_at(8);
+    (u64::from_le_bytes(lo.try_into().unwrap_or_default()), u64::from_le_bytes(hi.try_into().unwrap_or_default()))
 }
 
 impl LocalDictionary {
-    fn intern(&mut self, block: &[u8], start: usize, len: usize, hasher: &RandomState) -> u32 {
-        let key = &block[start..start + len];
-        let hash = hasher.hash_one(key);
-        let LocalDictionary { entries, table } = self;
-        if let Some(&code) =
-            table.find(hash, |&c| { let (_, s, l) = entries[c as usize]; &block[s as usize..(s + l) as usize] == key })
-        {
+    fn with_capacity(values: usize) -> Self {
+        LocalDictionary { entries: Vec::with_capacity(values), table: HashTable::with_capacity(values), short: Vec::new() }
+    }
+
+    /// `intern` through the cache of short values (for dictionaries of few, short values).
+    fn intern_short(&mut self, block: &[u8], start: usize, len: usize, hashers: &Hashers) -> u32 {
+        if len > 16 {
+            return self.intern(block, start, len, hashers);
+        }
+        let (k0, k1) = short_key(&block[start..start + len]);
+        let slot = ((k0 ^ k1.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+        if self.short.is_empty() {
+            self.short = vec![(0, 0, u32::MAX, 0); SHORT_SLOTS];
+        }
+        let (a, b, l, code) = self.short[slot];
+        if l as usize == len && a == k0 && b == k1 {
+            return code;
+        }
+        let code = self.intern(block, start, len, hashers);
+        self.short[slot] = (k0, k1, len as u32, code);
+        code
+    }
+
+    fn intern(&mut self, block: &[u8], start: usize, len: usize, hashers: &Hashers) -> u32 {
+        let id = hashers.id(&block[start..start + len]);
+        let LocalDictionary { entries, table, .. } = self;
+        if let Some(&code) = table.find(id.0, |&c| entries[c as usize].0 == id) {
             return code;
         }
         let code = entries.len() as u32;
         // blocks are far below 4 GiB (checked when reading), so start and length fit in u32
-        entries.push((hash, start as u32, len as u32));
-        table.insert_unique(hash, code, |&c| entries[c as usize].0);
+        entries.push((id, start as u32, len as u32));
+        table.insert_unique(id.0, code, |&c| entries[c as usize].0 .0);
         code
     }
 
     /// Global codes of the local values already in `global`, NULL for the others (read-only,
     /// so the blocks of a batch look up in parallel).
-    fn known_codes(&self, block: &[u8], global: &Dictionary) -> Vec<u32> {
-        self.entries
-            .iter()
-            .map(|&(hash, s, l)| global.find(hash, &block[s as usize..(s + l) as usize]).unwrap_or(NULL))
-            .collect()
+    fn known_codes(&self, global: &Dictionary) -> Vec<u32> {
+        self.entries.iter().map(|&(id, _, _)| global.find(id).unwrap_or(NULL)).collect()
     }
 
     /// Complete `codes` (from `known_codes`) by adding the values still missing to `global`.
     fn add_missing(&self, block: &[u8], codes: &mut [u32], global: &mut Dictionary) -> PyResult<()> {
-        for (code, &(hash, s, l)) in codes.iter_mut().zip(&self.entries) {
+        for (code, &(id, s, l)) in codes.iter_mut().zip(&self.entries) {
             if *code == NULL {
-                *code = global.intern(hash, &block[s as usize..(s + l) as usize])?;
+                *code = global.intern(id, &block[s as usize..(s + l) as usize])?;
             }
         }
         Ok(())
@@ -252,8 +301,28 @@ struct Rows {
 }
 
 impl Rows {
+    fn with_capacity(n: usize) -> Self {
+        Rows {
+            time: Vec::with_capacity(n),
+            op: Vec::with_capacity(n),
+            path: Vec::with_capacity(n),
+            dst: Vec::with_capacity(n),
+            user: Vec::with_capacity(n),
+            allowed: Vec::with_capacity(n),
+        }
+    }
+
     fn len(&self) -> usize {
         self.time.len()
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.time.shrink_to_fit();
+        self.op.shrink_to_fit();
+        self.path.shrink_to_fit();
+        self.dst.shrink_to_fit();
+        self.user.shrink_to_fit();
+        self.allowed.shrink_to_fit();
     }
 
     fn push(&mut self, r: Row) {
@@ -325,10 +394,10 @@ struct BlockOut {
 
 impl BlockOut {
     /// Look the block's values up in the global dictionaries (read-only; see `merge_block`).
-    fn look_up(&mut self, block: &[u8], dicts: &Dictionaries) {
-        self.path_codes = self.paths.known_codes(block, &dicts.paths);
-        self.op_codes = self.ops.known_codes(block, &dicts.ops);
-        self.user_codes = self.users.known_codes(block, &dicts.users);
+    fn look_up(&mut self, dicts: &Dictionaries) {
+        self.path_codes = self.paths.known_codes(&dicts.paths);
+        self.op_codes = self.ops.known_codes(&dicts.ops);
+        self.user_codes = self.users.known_codes(&dicts.users);
     }
 }
 
@@ -341,8 +410,11 @@ fn column(line: &[u8], from: usize) -> (&[u8], Option<usize>) {
     }
 }
 
-fn parse_block(block: &[u8], mark: &memmem::Finder<'_>, hasher: &RandomState) -> BlockOut {
+fn parse_block(block: &[u8], mark: &memmem::Finder<'_>, hashers: &Hashers) -> BlockOut {
     let mut out = BlockOut::default();
+    let guess = block.len() / 160 + 16; // lines (audit lines are ~200 bytes)
+    out.rows = Rows::with_capacity(guess);
+    out.paths = LocalDictionary::with_capacity(guess);
     let valid_utf8 = std::str::from_utf8(block).is_ok(); // else each audit line is checked
     let mut date_cache = None;
     let mut pos = 0;
@@ -364,7 +436,7 @@ fn parse_block(block: &[u8], mark: &memmem::Finder<'_>, hasher: &RandomState) ->
             continue;
         }
         let accepted = (valid_utf8 || std::str::from_utf8(line).is_ok())
-            .then(|| accept_line(block, start, line.len(), c0, first_tab, &mut date_cache, &mut out, hasher))
+            .then(|| accept_line(block, start, line.len(), c0, first_tab, &mut date_cache, &mut out, hashers))
             .flatten();
         match accepted {
             Some(row) => out.rows.push(row),
@@ -386,7 +458,7 @@ fn accept_line(
     first_tab: Option<usize>,
     date_cache: &mut Option<([u8; 10], i64)>,
     out: &mut BlockOut,
-    hasher: &RandomState,
+    hashers: &Hashers,
 ) -> Option<Row> {
     let line = &block[base..base + len];
     if c0.len() < 24 || line[23] != b' ' {
@@ -421,11 +493,11 @@ fn accept_line(
     }
     // "rename (options=[...])" is "rename": the first six bytes of the value
     let op_len = if cmd[4..].starts_with(b"rename (") { 6 } else { cmd.len() - 4 };
-    let op = out.ops.intern(block, base + cmd_at + 4, op_len, hasher);
+    let op = out.ops.intern_short(block, base + cmd_at + 4, op_len, hashers);
     let user_len = memchr(b' ', &ugi[4..]).unwrap_or(ugi.len() - 4);
-    let user = if user_len == 0 { NULL } else { out.users.intern(block, base + ugi_at + 4, user_len, hasher) };
-    let path = if &src[4..] == b"null" { NULL } else { out.paths.intern(block, base + src_at + 4, src.len() - 4, hasher) };
-    let dst = if &dst[4..] == b"null" { NULL } else { out.paths.intern(block, base + dst_at + 4, dst.len() - 4, hasher) };
+    let user = if user_len == 0 { NULL } else { out.users.intern_short(block, base + ugi_at + 4, user_len, hashers) };
+    let path = if &src[4..] == b"null" { NULL } else { out.paths.intern(block, base + src_at + 4, src.len() - 4, hashers) };
+    let dst = if &dst[4..] == b"null" { NULL } else { out.paths.intern(block, base + dst_at + 4, dst.len() - 4, hashers) };
     Some(Row { time, op, path, dst, user, allowed })
 }
 
@@ -592,6 +664,7 @@ fn merge_block(
         file.min_time = Some(file.min_time.map_or(m, |t| t.min(m)));
     }
     file.rows += out.rows.len();
+    out.rows.shrink_to_fit();
     file.chunks.push(out.rows);
     Ok(())
 }
@@ -609,7 +682,7 @@ fn parse_path(
 ) -> Result<(FileRows, Summary), Failure> {
     let mut reader = BlockReader::new(open_reader(path)?, block_bytes);
     let mark = memmem::Finder::new(AUDIT_MARK);
-    let hasher = hasher();
+    let hashers = Hashers::new();
     let mut file = FileRows::default();
     let mut summary = Summary::default();
     let mut batch = reader.next_batch(workers)?;
@@ -621,8 +694,8 @@ fn parse_path(
                     batch
                         .par_iter()
                         .map(|b| {
-                            let mut out = parse_block(b, &mark, &hasher);
-                            out.look_up(b, shared);
+                            let mut out = parse_block(b, &mark, &hashers);
+                            out.look_up(shared);
                             out
                         })
                         .collect::<Vec<_>>()
@@ -648,24 +721,48 @@ fn sort_order(time: &[i64]) -> Option<Vec<u32>> {
     if time.par_windows(2).all(|w| w[0] <= w[1]) {
         return None;
     }
-    let n = time.len();
-    let (lo, hi) = time.par_iter().fold(|| (i64::MAX, i64::MIN), |(a, b), &t| (a.min(t), b.max(t)))
+    let n = time.len(); // < u32::MAX (checked by the caller)
+    let (lo, hi) = time
+        .par_iter()
+        .fold(|| (i64::MAX, i64::MIN), |(a, b), &t| (a.min(t), b.max(t)))
         .reduce(|| (i64::MAX, i64::MIN), |(a, b), (c, d)| (a.min(c), b.max(d)));
-    let index_bits = 64 - (n as u64).leading_zeros();
-    let range = (hi as i128 - lo as i128) as u128;
-    if index_bits < 64 && range < (1u128 << (64 - index_bits)) {
-        // (time - lo, index) packed in one u64: keys are distinct, so an unstable sort of them
-        // is the stable sort by time
-        let mut keys: Vec<u64> =
-            time.par_iter().enumerate().map(|(i, &t)| (((t - lo) as u64) << index_bits) | i as u64).collect();
-        keys.par_sort_unstable();
-        let mask = (1u64 << index_bits) - 1;
-        Some(keys.par_iter().map(|k| (k & mask) as u32).collect())
-    } else {
+    let range = (i128::from(hi) - i128::from(lo)) as u128;
+    if range >= 1 << 32 {
+        // times more than 49 days apart: a stable comparison sort
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.par_sort_by_key(|&i| time[i as usize]);
-        Some(order)
+        return Some(order);
     }
+    // a stable LSD radix sort of (time - lo) << 32 | row, on the time bits only, in passes of
+    // at most 16 bits (two passes for a day of milliseconds)
+    let bits = (128 - range.leading_zeros()).max(1) as usize;
+    let passes = bits.div_ceil(16);
+    let digit = bits.div_ceil(passes);
+    let mask = (1u64 << digit) - 1;
+    let mut keys: Vec<u64> = time.par_iter().enumerate().map(|(i, &t)| (((t - lo) as u64) << 32) | i as u64).collect();
+    let mut scratch = vec![0u64; n];
+    let mut counts = vec![0usize; 1 << digit];
+    for pass in 0..passes {
+        let shift = 32 + pass * digit;
+        counts.iter_mut().for_each(|c| *c = 0);
+        for &k in &keys {
+            counts[((k >> shift) & mask) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for &k in &keys {
+            let d = ((k >> shift) & mask) as usize;
+            scratch[counts[d]] = k;
+            counts[d] += 1;
+        }
+        std::mem::swap(&mut keys, &mut scratch);
+    }
+    drop(scratch);
+    Some(keys.par_iter().map(|&k| k as u32).collect())
 }
 
 /// One column of every chunk (taken out of them, so each is freed as soon as it is copied),
@@ -703,6 +800,8 @@ pub struct AuditParser {
     block_bytes: usize,
     dicts: Dictionaries,
     files: Vec<FileRows>,
+    /// the number of paths once `take_paths` has handed the path dictionary out
+    paths_taken: Option<usize>,
 }
 
 #[pymethods]
@@ -719,7 +818,7 @@ impl AuditParser {
             .build()
             .map_err(|e| PyOSError::new_err(format!("cannot start parser threads: {e}")))?;
         let dicts = Dictionaries { paths: Dictionary::new(), ops: Dictionary::new(), users: Dictionary::new() };
-        Ok(AuditParser { pool, workers, block_bytes, dicts, files: Vec::new() })
+        Ok(AuditParser { pool, workers, block_bytes, dicts, files: Vec::new(), paths_taken: None })
     }
 
     /// Parse one file (without the GIL). Returns `(lines, other_lines, events, min_time_ms,
@@ -728,6 +827,7 @@ impl AuditParser {
     /// left to the Python reference. Raises OSError (unreadable file, corrupt gzip) or
     /// ValueError (a limit passed), naming the file.
     fn parse_file<'py>(&mut self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
+        self.check_paths_kept()?;
         let AuditParser { pool, workers, block_bytes, dicts, .. } = self;
         let (file, summary) =
             py.detach(|| parse_path(pool, dicts, *workers, *block_bytes, &path)).map_err(|f| f.into_py(&path))?;
@@ -756,6 +856,7 @@ impl AuditParser {
         user: Vec<Option<String>>,
         allowed: Vec<bool>,
     ) -> PyResult<()> {
+        self.check_paths_kept()?;
         let n = lines.len();
         if [time_ms.len(), op.len(), path.len(), dst.len(), user.len(), allowed.len()].iter().any(|&l| l != n) {
             return Err(PyValueError::new_err("resolve: columns of different lengths"));
@@ -797,12 +898,21 @@ impl AuditParser {
         Ok(())
     }
 
+    /// The path dictionary, handed out (so it can be turned into categories while `finish`
+    /// runs): `(offsets, bytes)` as in `finish`. No file can be parsed or resolved afterwards.
+    fn take_paths<'py>(&mut self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>) {
+        let paths = std::mem::replace(&mut self.dicts.paths, Dictionary::new());
+        self.paths_taken = Some(self.paths_taken.unwrap_or(paths.len()));
+        let Dictionary { bytes, offsets, .. } = paths; // the hash table is dropped here
+        (offsets.into_pyarray(py), bytes.into_pyarray(py))
+    }
+
     /// The events of the files taken in `order` (indices of `parse_file` calls), sorted by time
     /// (ties in that order), as a dict of numpy arrays: `time_ms` (int64), `op`, `path`, `dst`,
     /// `user` (uint32 codes; a code equal to its dictionary's length is null), `allowed` (bool);
     /// and the dictionaries: `path_offsets` (int64, n + 1) and `path_bytes` (uint8) of the
-    /// paths (UTF-8, shared by `path` and `dst`), `ops` and `users` (lists of str). Consumes the
-    /// parser's rows.
+    /// paths (UTF-8, shared by `path` and `dst`; absent after `take_paths`), `ops` and `users`
+    /// (lists of str). Consumes the parser's rows.
     fn finish<'py>(&mut self, py: Python<'py>, order: Vec<usize>) -> PyResult<Bound<'py, PyDict>> {
         let mut sorted = order.clone();
         sorted.sort_unstable();
@@ -819,7 +929,7 @@ impl AuditParser {
         if total >= u32::MAX as usize {
             return Err(PyValueError::new_err("more than 4 billion events"));
         }
-        let n_paths = self.dicts.paths.len();
+        let n_paths = self.paths_taken.unwrap_or(self.dicts.paths.len());
         let n_users = self.dicts.users.len();
         let pool = &self.pool;
         let (time, op, path, dst, user, allowed) = py.detach(|| {
@@ -846,13 +956,23 @@ impl AuditParser {
         out.set_item("dst", dst.into_pyarray(py))?;
         out.set_item("user", user.into_pyarray(py))?;
         out.set_item("allowed", allowed.into_pyarray(py))?;
-        let paths = std::mem::replace(&mut self.dicts.paths, Dictionary::new());
-        let Dictionary { bytes, offsets, .. } = paths; // the hash table is dropped here
-        out.set_item("path_offsets", offsets.into_pyarray(py))?;
-        out.set_item("path_bytes", bytes.into_pyarray(py))?;
+        if self.paths_taken.is_none() {
+            let (offsets, bytes) = self.take_paths(py);
+            out.set_item("path_offsets", offsets)?;
+            out.set_item("path_bytes", bytes)?;
+        }
         out.set_item("ops", self.dicts.ops.strings())?;
         out.set_item("users", self.dicts.users.strings())?;
         Ok(out)
+    }
+}
+
+impl AuditParser {
+    fn check_paths_kept(&self) -> PyResult<()> {
+        match self.paths_taken {
+            Some(_) => Err(PyValueError::new_err("the path dictionary was taken: the parse is over")),
+            None => Ok(()),
+        }
     }
 }
 

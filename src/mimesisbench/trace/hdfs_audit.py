@@ -659,25 +659,30 @@ def _read_native(
         names = ", ".join(str(p) for p in paths)
         raise TraceError(f"no parseable audit event in {names}: {total.describe()}")
     order = sorted(range(len(first)), key=first.__getitem__)  # stable: equal starts keep the given order
-    out = parser.finish(order)
-    del parser
-    return _native_table(out), total
+    # the paths become categories (polars, without the GIL) while the rows are sorted (native)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        path_lut = pool.submit(_path_categories, *parser.take_paths())
+        out = parser.finish(order)
+        del parser
+        return _native_table(out, path_lut.result()), total
 
 
-def _native_table(out: dict[str, Any]) -> pl.DataFrame:
-    """The event table of ``AuditParser.finish``'s arrays, consuming them."""
+def _path_categories(offsets: np.ndarray, data: np.ndarray) -> pl.Series:
+    """The path dictionary (Arrow-style buffers) as Categorical values, plus a null at the end."""
     import pyarrow as pa
 
-    offsets, data = out.pop("path_offsets"), out.pop("path_bytes")
-    path_values = pl.Series(
-        "path", pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
-    )
-    del offsets, data
+    values = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+    return pl.Series("path", values).cast(pl.Categorical).extend_constant(None, 1)
+
+
+def _native_table(out: dict[str, Any], path_lut: pl.Series) -> pl.DataFrame:
+    """The event table of ``AuditParser.finish``'s arrays, consuming them; ``path_lut`` is
+    ``_path_categories`` of the path dictionary."""
     columns = {
         "time_ms": pl.Series("time_ms", out.pop("time_ms")),
         "op": _categorical(pl.Series(out.pop("ops"), dtype=pl.String), out.pop("op"), "op"),
-        "path": _categorical(path_values, out.pop("path"), "path"),
-        "dst": _categorical(path_values, out.pop("dst"), "dst"),
+        "path": path_lut.gather(pl.Series(out.pop("path"))).alias("path"),
+        "dst": path_lut.gather(pl.Series(out.pop("dst"))).alias("dst"),
         "user": _categorical(pl.Series(out.pop("users"), dtype=pl.String), out.pop("user"), "user"),
         "allowed": pl.Series("allowed", out.pop("allowed")),
     }

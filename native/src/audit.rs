@@ -716,10 +716,11 @@ fn parse_path(
 // ------------------------------------------------------------------------------------------
 // the whole parse
 
-/// The permutation that sorts `time` stably, or None when it is sorted already.
-fn sort_order(time: &[i64]) -> Option<Vec<u32>> {
+/// `time` sorted, and the permutation that sorts it stably (None when it was sorted already).
+/// Consumes `time`, so that sorting needs two more columns of 64-bit keys, not three.
+fn sort_time(time: Vec<i64>) -> (Vec<i64>, Option<Vec<u32>>) {
     if time.par_windows(2).all(|w| w[0] <= w[1]) {
-        return None;
+        return (time, None);
     }
     let n = time.len(); // < u32::MAX (checked by the caller)
     let (lo, hi) = time
@@ -731,7 +732,8 @@ fn sort_order(time: &[i64]) -> Option<Vec<u32>> {
         // times more than 49 days apart: a stable comparison sort
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.par_sort_by_key(|&i| time[i as usize]);
-        return Some(order);
+        let sorted = order.par_iter().map(|&i| time[i as usize]).collect();
+        return (sorted, Some(order));
     }
     // a stable LSD radix sort of (time - lo) << 32 | row, on the time bits only, in passes of
     // at most 16 bits (two passes for a day of milliseconds)
@@ -740,6 +742,7 @@ fn sort_order(time: &[i64]) -> Option<Vec<u32>> {
     let digit = bits.div_ceil(passes);
     let mask = (1u64 << digit) - 1;
     let mut keys: Vec<u64> = time.par_iter().enumerate().map(|(i, &t)| (((t - lo) as u64) << 32) | i as u64).collect();
+    drop(time); // the keys hold the times
     let mut scratch = vec![0u64; n];
     let mut counts = vec![0usize; 1 << digit];
     for pass in 0..passes {
@@ -762,7 +765,9 @@ fn sort_order(time: &[i64]) -> Option<Vec<u32>> {
         std::mem::swap(&mut keys, &mut scratch);
     }
     drop(scratch);
-    Some(keys.par_iter().map(|&k| k as u32).collect())
+    let order = keys.par_iter().map(|&k| k as u32).collect();
+    let sorted = keys.par_iter().map(|&k| (k >> 32) as i64 + lo).collect();
+    (sorted, Some(order))
 }
 
 /// One column of every chunk (taken out of them, so each is freed as soon as it is copied),
@@ -934,13 +939,8 @@ impl AuditParser {
         let pool = &self.pool;
         let (time, op, path, dst, user, allowed) = py.detach(|| {
             pool.install(|| {
-                let time = assemble(&mut chunks, |c| std::mem::take(&mut c.time), None);
-                let order = sort_order(&time);
+                let (time, order) = sort_time(assemble(&mut chunks, |c| std::mem::take(&mut c.time), None));
                 let order = order.as_deref();
-                let time = match order {
-                    None => time,
-                    Some(o) => o.par_iter().map(|&i| time[i as usize]).collect(),
-                };
                 let op = assemble(&mut chunks, |c| std::mem::take(&mut c.op), order);
                 let path = with_nulls(assemble(&mut chunks, |c| std::mem::take(&mut c.path), order), n_paths);
                 let dst = with_nulls(assemble(&mut chunks, |c| std::mem::take(&mut c.dst), order), n_paths);

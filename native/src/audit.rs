@@ -316,13 +316,13 @@ impl Rows {
         self.time.len()
     }
 
-    fn shrink_to_fit(&mut self) {
-        self.time.shrink_to_fit();
-        self.op.shrink_to_fit();
-        self.path.shrink_to_fit();
-        self.dst.shrink_to_fit();
-        self.user.shrink_to_fit();
-        self.allowed.shrink_to_fit();
+    fn append(&mut self, other: &mut Rows) {
+        self.time.append(&mut other.time);
+        self.op.append(&mut other.op);
+        self.path.append(&mut other.path);
+        self.dst.append(&mut other.dst);
+        self.user.append(&mut other.user);
+        self.allowed.append(&mut other.allowed);
     }
 
     fn push(&mut self, r: Row) {
@@ -616,13 +616,14 @@ struct Dictionaries {
     users: Dictionary,
 }
 
-/// A parsed file's rows, block by block, and where its deferred lines were.
+/// A parsed file's rows and where its deferred lines were. (One set of columns per file, grown
+/// block by block: large allocations, which the allocator maps and unmaps directly, so their
+/// memory goes back to the system as soon as `finish` drops them.)
 #[derive(Default)]
 struct FileRows {
-    chunks: Vec<Rows>,
-    /// (0-based line in the file, block index, rows of that block before the line)
-    deferred_at: Vec<(u64, usize, usize)>,
-    rows: usize,
+    rows: Rows,
+    /// (0-based line in the file, rows of the file before the line)
+    deferred_at: Vec<(u64, usize)>,
     min_time: Option<i64>,
 }
 
@@ -652,10 +653,10 @@ fn merge_block(
     remap(&mut out.rows.dst, &paths);
     remap(&mut out.rows.op, &ops);
     remap(&mut out.rows.user, &users);
-    let chunk = file.chunks.len();
+    let before_block = file.rows.len();
     for &(index, before, start, end) in &out.deferred {
         let line = summary.lines + index;
-        file.deferred_at.push((line, chunk, before));
+        file.deferred_at.push((line, before_block + before));
         summary.deferred.push((line, block[start..end].to_vec()));
     }
     summary.lines += out.lines;
@@ -663,9 +664,7 @@ fn merge_block(
     if let Some(&m) = out.rows.time.iter().min() {
         file.min_time = Some(file.min_time.map_or(m, |t| t.min(m)));
     }
-    file.rows += out.rows.len();
-    out.rows.shrink_to_fit();
-    file.chunks.push(out.rows);
+    file.rows.append(&mut out.rows);
     Ok(())
 }
 
@@ -770,13 +769,18 @@ fn sort_time(time: Vec<i64>) -> (Vec<i64>, Option<Vec<u32>>) {
     (sorted, Some(order))
 }
 
-/// One column of every chunk (taken out of them, so each is freed as soon as it is copied),
+/// One column of every file (taken out of them, so each is freed as soon as it is copied),
 /// concatenated and put in `order`.
-fn assemble<T: Copy + Send + Sync>(chunks: &mut [Rows], take: impl Fn(&mut Rows) -> Vec<T>, order: Option<&[u32]>) -> Vec<T> {
-    let mut flat: Vec<T> = Vec::with_capacity(chunks.iter().map(|c| c.len()).sum());
-    for c in chunks.iter_mut() {
-        flat.extend_from_slice(&take(c));
-    }
+fn assemble<T: Copy + Send + Sync>(files: &mut [Rows], take: impl Fn(&mut Rows) -> Vec<T>, order: Option<&[u32]>) -> Vec<T> {
+    let flat = if files.len() == 1 {
+        take(&mut files[0]) // no copy
+    } else {
+        let mut flat: Vec<T> = Vec::with_capacity(files.iter().map(|c| c.len()).sum());
+        for c in files.iter_mut() {
+            flat.extend_from_slice(&take(c));
+        }
+        flat
+    };
     match order {
         None => flat,
         Some(order) => order.par_iter().map(|&i| flat[i as usize]).collect(),
@@ -836,7 +840,7 @@ impl AuditParser {
         let AuditParser { pool, workers, block_bytes, dicts, .. } = self;
         let (file, summary) =
             py.detach(|| parse_path(pool, dicts, *workers, *block_bytes, &path)).map_err(|f| f.into_py(&path))?;
-        let events = file.rows;
+        let events = file.rows.len();
         let min_time = file.min_time;
         self.files.push(file);
         let deferred = PyList::empty(py);
@@ -869,14 +873,14 @@ impl AuditParser {
         let rows = self.files.get_mut(file).ok_or_else(|| PyValueError::new_err("resolve: no such file"))?;
         let dicts = &mut self.dicts;
         let code = |d: &mut Dictionary, v: &Option<String>| v.as_ref().map_or(Ok(NULL), |s| d.intern_str(s));
-        // (block, offset in block, row), in line order
-        let mut inserts: Vec<(usize, usize, Row)> = Vec::with_capacity(n);
+        // (rows of the file before, row), in line order
+        let mut inserts: Vec<(usize, Row)> = Vec::with_capacity(n);
         for i in 0..n {
             let at = rows
                 .deferred_at
-                .binary_search_by_key(&lines[i], |&(line, _, _)| line)
+                .binary_search_by_key(&lines[i], |&(line, _)| line)
                 .map_err(|_| PyValueError::new_err(format!("resolve: line {} was not deferred", lines[i])))?;
-            let (_, block, offset) = rows.deferred_at[at];
+            let (_, offset) = rows.deferred_at[at];
             let row = Row {
                 time: time_ms[i],
                 op: dicts.ops.intern_str(&op[i])?,
@@ -888,18 +892,12 @@ impl AuditParser {
             if i > 0 && lines[i] <= lines[i - 1] {
                 return Err(PyValueError::new_err("resolve: lines must be increasing"));
             }
-            inserts.push((block, offset, row));
+            inserts.push((offset, row));
             rows.min_time = Some(rows.min_time.map_or(row.time, |t| t.min(row.time)));
         }
-        let mut start = 0;
-        while start < inserts.len() {
-            let block = inserts[start].0;
-            let end = start + inserts[start..].iter().take_while(|x| x.0 == block).count();
-            let here: Vec<(usize, Row)> = inserts[start..end].iter().map(|&(_, o, r)| (o, r)).collect();
-            rows.chunks[block] = rows.chunks[block].with_inserted(&here);
-            start = end;
+        if !inserts.is_empty() {
+            rows.rows = rows.rows.with_inserted(&inserts);
         }
-        rows.rows += n;
         Ok(())
     }
 
@@ -926,10 +924,7 @@ impl AuditParser {
             return Err(PyValueError::new_err("finish: order must list every parsed file once"));
         }
         let mut files = std::mem::take(&mut self.files);
-        let mut chunks: Vec<Rows> = Vec::new();
-        for &i in &order {
-            chunks.extend(std::mem::take(&mut files[i].chunks));
-        }
+        let mut chunks: Vec<Rows> = order.iter().map(|&i| std::mem::take(&mut files[i].rows)).collect();
         let total: usize = chunks.iter().map(|c| c.len()).sum();
         if total >= u32::MAX as usize {
             return Err(PyValueError::new_err("more than 4 billion events"));

@@ -29,6 +29,13 @@ How lines are read
 
 Speed and memory
 ----------------
+When the native core is installed (``mimesisbench.native``; ``MIMESISBENCH_NATIVE=0`` turns it
+off) ``read_audit_logs`` uses its parser (``native/src/audit.rs``): Rust, blocks parsed in
+parallel, paths/users/commands dictionary-encoded to integer codes, the GIL released. It reads
+the lines of the usual layout itself and hands every other audit line back to the code of this
+module (see "the native parser" below), so both give the same table and report, which
+``tests/unit/test_trace_audit_native.py`` checks. The rest of this section is the Python parser.
+
 Files are read in 16 MiB blocks (gzip, recognised by its magic bytes, is decompressed as a
 stream), two blocks at a time by worker threads. Each block is split into TAB-separated columns by
 polars' CSV reader, checked and extracted with vectorised expressions, and sorted by time (so the

@@ -26,18 +26,21 @@
 //!
 //! Speed: a file is read in line-aligned blocks (gzip, recognised by its magic bytes, is
 //! decompressed as a stream); a batch of blocks (one per worker) is parsed in parallel by a
-//! rayon pool while the calling thread reads the next batch and merges the previous one. Each
-//! block dictionary-encodes its paths, commands and users into *local* codes (a hash table over
-//! slices of the block, no allocation per line); the merge maps every local value to a global
-//! code once per block, not once per line. Global dictionaries are Arrow-style (one byte buffer
-//! plus offsets), so the paths cost no Python object each. The GIL is released while parsing.
+//! rayon pool while the calling thread reads the next batch. Each block dictionary-encodes its
+//! paths, commands and users into *local* codes (a hash table over slices of the block, no
+//! allocation per line) and looks each distinct local value up in the global dictionaries
+//! (read-only, in parallel); then the calling thread adds the values never seen before (few) and
+//! maps the rows' codes. Values are identified by a 128-bit hash (see `Id`), so lookups never
+//! compare text. Global dictionaries are Arrow-style (one byte buffer plus offsets), so the paths
+//! cost no Python object each. `finish` sorts by time with a radix sort. The GIL is released
+//! while parsing and sorting.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use ahash::RandomState;
-use flate2::read::MultiGzDecoder;
+use flate2::bufread::GzDecoder;
 use hashbrown::HashTable;
 use memchr::{memchr, memmem};
 use numpy::{IntoPyArray, PyArray1};
@@ -52,11 +55,6 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const NULL: u32 = u32::MAX;
 const DEFAULT_BLOCK_BYTES: usize = 16 << 20;
 
-/// The one hasher of every dictionary: local (per block) and global tables must agree, since a
-/// local entry's hash is reused when it is merged into the global table.
-fn hasher() -> RandomState {
-    RandomState::with_seeds(0x6d69_6d65, 0x7369_7362, 0x656e_6368, 0x6175_6469)
-}
 
 // ------------------------------------------------------------------------------------------
 // timestamps
@@ -142,7 +140,10 @@ struct Hashers(RandomState, RandomState);
 
 impl Hashers {
     fn new() -> Self {
-        Hashers(hasher(), RandomState::with_seeds(0x7061_7468, 0x6469_6374, 0x636f_6465, 0x3132_3862))
+        Hashers(
+            RandomState::with_seeds(0x6d69_6d65, 0x7369_7362, 0x656e_6368, 0x6175_6469),
+            RandomState::with_seeds(0x7061_7468, 0x6469_6374, 0x636f_6465, 0x3132_3862),
+        )
     }
 
     fn id(&self, key: &[u8]) -> Id {
@@ -525,8 +526,41 @@ impl Failure {
     }
 }
 
-/// The file's bytes, decompressed when it starts with gzip's magic bytes (members of a
-/// multi-member gzip file are read one after the other, as `gzip` does).
+/// The members of a gzip stream one after the other, as Python's `gzip` reads them: zero bytes
+/// between or after members are padding; anything else must be another member.
+struct GzMembers {
+    current: Option<GzDecoder<BufReader<File>>>,
+}
+
+impl Read for GzMembers {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(decoder) = self.current.as_mut() else { return Ok(0) };
+            let n = decoder.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // the member is complete: skip zero padding, then start the next member, if any
+            let Some(decoder) = self.current.take() else { return Ok(0) };
+            let mut inner = decoder.into_inner();
+            loop {
+                let available = inner.fill_buf()?;
+                if available.is_empty() {
+                    return Ok(0);
+                }
+                let zeros = available.iter().take_while(|&&b| b == 0).count();
+                let more = zeros < available.len();
+                inner.consume(zeros);
+                if more {
+                    break;
+                }
+            }
+            self.current = Some(GzDecoder::new(inner));
+        }
+    }
+}
+
+/// The file's bytes, decompressed when it starts with gzip's magic bytes (see `GzMembers`).
 fn open_reader(path: &Path) -> io::Result<Box<dyn Read + Send>> {
     let mut f = File::open(path)?;
     let mut magic = [0u8; 2];
@@ -540,7 +574,7 @@ fn open_reader(path: &Path) -> io::Result<Box<dyn Read + Send>> {
     }
     f.seek(SeekFrom::Start(0))?;
     if got == 2 && magic == GZIP_MAGIC {
-        Ok(Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 20, f))))
+        Ok(Box::new(GzMembers { current: Some(GzDecoder::new(BufReader::with_capacity(1 << 20, f))) }))
     } else {
         Ok(Box::new(f))
     }

@@ -200,13 +200,17 @@ def test_errors_name_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
             read_audit_logs([path])
 
 
-def test_multi_member_gzip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_multi_member_gzip_with_zero_padding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = (line("2015-10-11 00:00:00,000", "open", "/a") + "\n").encode()
     b = (line("2015-10-11 00:00:01,000", "open", "/b") + "\n").encode()
     log = tmp_path / "multi.log.gz"
-    log.write_bytes(gzip.compress(a) + gzip.compress(b))
+    log.write_bytes(gzip.compress(a) + b"\0" * 3 + gzip.compress(b) + b"\0" * 100)
     table, _ = assert_same([log], monkeypatch)
     assert table["path"].cast(pl.String).to_list() == ["/a", "/b"]
+    log.write_bytes(gzip.compress(a) + b"\0junk")  # not padding: an error for both parsers
+    for native in (False, True):
+        message = parse([log], native, monkeypatch)
+        assert isinstance(message, str) and "multi.log.gz" in message
 
 
 def test_paths_and_destinations_share_categories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

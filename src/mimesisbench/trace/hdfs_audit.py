@@ -595,7 +595,7 @@ class _DeferredEvents:
     malformed: list[tuple[int, str]] = field(default_factory=list)  # (0-based line, text)
 
 
-def read_deferred_lines(deferred: Sequence[tuple[int, bytes]]) -> _DeferredEvents:
+def _read_deferred_lines(deferred: Sequence[tuple[int, bytes]]) -> _DeferredEvents:
     """Read audit lines (``(0-based line in its file, bytes without the newline)``, in file
     order) exactly as ``parse_block`` reads them within their file."""
     out = _DeferredEvents()
@@ -639,7 +639,8 @@ def _categorical(values: pl.Series, codes: np.ndarray, name: str) -> pl.Series:
 def _read_native(
     native: ModuleType, paths: Sequence[str | Path], workers: int, block_bytes: int
 ) -> tuple[pl.DataFrame, ParseReport]:
-    parser = native.AuditParser(workers, block_bytes)
+    # results do not depend on these; the native parser takes 1 to 2**30 bytes per block
+    parser = native.AuditParser(max(workers, 1), min(max(block_bytes, 1), 1 << 30))
     total = ParseReport()
     first: list[int] = []
     for index, p in enumerate(paths):
@@ -650,7 +651,7 @@ def _read_native(
             raise TraceError(str(e)) from None
         if lines == 0:
             raise TraceError(f"audit log {p} is empty")
-        recovered = read_deferred_lines(deferred)
+        recovered = _read_deferred_lines(deferred)
         del deferred
         if recovered.lines:
             parser.resolve(index, recovered.lines, recovered.time_ms, recovered.op, recovered.path,

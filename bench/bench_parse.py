@@ -7,6 +7,9 @@ parses it once per repetition in a fresh process each (so peak RSS is the parse'
     python bench/bench_parse.py [--lines 10000000] [--gzip] [--rotate 1] [--repeat 2] [--workers 2]
     python bench/bench_parse.py --fit 30      # parse + fit 30 types + write the profile
 
+The parse is the native one when the native core is installed (``scripts/setup.sh`` builds it);
+``MIMESISBENCH_NATIVE=0 python bench/bench_parse.py`` measures the pure-Python parser.
+
 ``parse_only(paths)`` is the measured unit: it parses and returns the table and report. The
 figures are taken around it by ``measure`` (wall time, CPU time, peak RSS from
 ``resource.getrusage``, which covers the whole child process); a fitting stage can be added as

@@ -29,6 +29,13 @@ How lines are read
 
 Speed and memory
 ----------------
+When the native core is installed (``mimesisbench.native``; ``MIMESISBENCH_NATIVE=0`` turns it
+off) ``read_audit_logs`` uses its parser (``native/src/audit.rs``): Rust, blocks parsed in
+parallel, paths/users/commands dictionary-encoded to integer codes, the GIL released. It reads
+the lines of the usual layout itself and hands every other audit line back to the code of this
+module (see "the native parser" below), so both give the same table and report, which
+``tests/unit/test_trace_audit_native.py`` checks. The rest of this section is the Python parser.
+
 Files are read in 16 MiB blocks (gzip, recognised by its magic bytes, is decompressed as a
 stream), two blocks at a time by worker threads. Each block is split into TAB-separated columns by
 polars' CSV reader, checked and extracted with vectorised expressions, and sorted by time (so the
@@ -58,11 +65,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
+from types import ModuleType
+from typing import Any, BinaryIO
 
+import numpy as np
 import polars as pl
 
 from mimesisbench.errors import TraceError
+from mimesisbench.native import native_module
 from mimesisbench.trace.events import EVENT_COLUMNS, MAX_REPORTED_MALFORMED, ParseReport
 
 #: bytes read per block
@@ -75,6 +85,8 @@ AUDIT_MARK = "FSNamesystem.audit: "
 SECONDS_FORMAT = "%Y-%m-%d %H:%M:%S"
 #: rows per slice when path hashes are joined to the path dictionary
 JOIN_ROWS = 4_000_000
+#: the ``first_ms`` of a file without events (files are ordered by their earliest event)
+NO_EVENT_MS = 2**63 - 1
 #: seed of the 64-bit path hash (any fixed value; hashes never leave the process)
 PATH_HASH_SEED = 0x6D696D65
 
@@ -393,20 +405,26 @@ def _recover(block: Block, rows: list[int]) -> tuple[pl.DataFrame, list[tuple[in
             continue
         time_ms, op, path, dst, user, allowed = parsed
         recovered.append(
-            (time_ms, f"ugi={user or ''}", f"cmd={op}", f"src={path or 'null'}", f"dst={dst or 'null'}", allowed, r)
+            (time_ms, f"ugi={user or ''}", f"cmd={op}", f"src={path or 'null'}", f"dst={'null' if dst is None else dst}", allowed, r)
         )
     schema = {c: pl.String() for c in _GOOD_COLUMNS}
     schema.update(time_ms=pl.Int64(), allowed=pl.Boolean(), _row=pl.UInt32())
     return pl.DataFrame(recovered, schema=schema, orient="row"), bad
 
 
-def parse_block(block: Block, raw: pl.Categories) -> BlockResult:
-    """Parse a block of audit-log lines: vectorised, with rejected audit lines re-read one by one.
+@dataclass
+class _Scan:
+    """A block's lines read by the vectorised pass and, for the audit lines it rejects, by
+    ``parse_audit_line``: the events as raw fields (``_GOOD_COLUMNS``, in line order) and every
+    malformed line as (0-based line within the block, text)."""
 
-    Returns events with ``path`` as the hash of the raw ``src=`` field and ``op``/``user``/``dst``
-    as categories (in ``raw``, one per parse, freed with its last column) of the raw
-    ``cmd=``/``ugi=``/``dst=`` fields; ``finish_events`` maps them into the global categories.
-    """
+    good: pl.DataFrame
+    lines: int
+    audit_lines: int
+    bad: list[tuple[int, str]]
+
+
+def _scan_block(block: Block) -> _Scan:
     fields = pl.read_csv(
         block.data,
         separator="\t",
@@ -427,16 +445,26 @@ def parse_block(block: Block, raw: pl.Categories) -> BlockResult:
     n_lines = flagged.height
     n_audit, n_ok = (int(v or 0) for v in flagged.select(pl.col("audit").sum(), pl.col("ok").sum()).row(0))
     good = (flagged if n_ok == n_lines else flagged.filter(pl.col("ok"))).select(_GOOD_COLUMNS)
-    examples: list[tuple[int, str]] = []
-    n_bad = 0
+    bad: list[tuple[int, str]] = []
     if n_ok < n_audit:
         rows = flagged.filter(pl.col("audit") & ~pl.col("ok"))["_row"].to_list()
         recovered, bad = _recover(block, rows)
-        n_bad = len(bad)
-        examples = bad[:MAX_REPORTED_MALFORMED]
         if recovered.height:
             good = pl.concat([good, recovered]).sort("_row")
-    del flagged
+    return _Scan(good, n_lines, n_audit, bad)
+
+
+def parse_block(block: Block, raw: pl.Categories) -> BlockResult:
+    """Parse a block of audit-log lines: vectorised, with rejected audit lines re-read one by one.
+
+    Returns events with ``path`` as the hash of the raw ``src=`` field and ``op``/``user``/``dst``
+    as categories (in ``raw``, one per parse, freed with its last column) of the raw
+    ``cmd=``/``ugi=``/``dst=`` fields; ``finish_events`` maps them into the global categories.
+    """
+    scan = _scan_block(block)
+    good, n_lines, n_audit = scan.good, scan.lines, scan.audit_lines
+    n_bad = len(scan.bad)
+    examples = scan.bad[:MAX_REPORTED_MALFORMED]
     src = pl.col("c4")
     good = good.with_columns(h=pl.when(src != "src=null").then(src.hash(PATH_HASH_SEED)))
     # "+ ''" copies the distinct values out of the block's buffers, which can then be freed
@@ -480,7 +508,7 @@ def _parse_blocks(blocks: Iterator[Block], raw: pl.Categories, workers: int) -> 
 class _FileParse:
     frames: list[pl.DataFrame]
     report: ParseReport
-    first_ms: int  # time of the file's first event (for ordering files), or the maximum if none
+    first_ms: int  # time of the file's earliest event (for ordering files), NO_EVENT_MS if none
 
 
 def _parse_file(
@@ -499,7 +527,7 @@ def _parse_file(
         if res.events.height:
             frames.append(res.events)
         paths.add(res.paths)
-    first = int(frames[0]["time_ms"][0]) if frames else 2**63 - 1
+    first = min((int(f["time_ms"][0]) for f in frames), default=NO_EVENT_MS)  # frames are sorted
     return _FileParse(frames, report, first)
 
 
@@ -510,13 +538,19 @@ def read_audit_logs(
     event table (``EVENT_SCHEMA``) sorted by time, and a report of what was read.
 
     Plain and gzip'd files may be mixed. Ties in time keep input order: files are taken in the
-    order of their first event (so a rotated set merges chronologically however it is listed),
+    order of their earliest event (so a rotated set merges chronologically however it is listed),
     lines in file order. Raises ``TraceError`` naming the file for a missing, unreadable or empty
     file, and when the files hold no parseable audit event at all. ``workers`` and
     ``block_bytes`` tune the parse (threads, bytes read per block); results do not depend on them.
+
+    Uses the native parser (``mimesisbench.native``) when it is installed, else the Python one
+    below; both give the same table and report (``MIMESISBENCH_NATIVE=0`` selects Python).
     """
     if not paths:
         raise TraceError("no audit log given")
+    native = native_module()
+    if native is not None:
+        return _read_native(native, paths, workers, block_bytes)
     dictionary = PathDictionary()
     raw = pl.Categories.random()  # raw cmd=/ugi=/dst= values; freed with the last raw column
     files: list[_FileParse] = []
@@ -534,3 +568,130 @@ def read_audit_logs(
     frames = [frame for f in files for frame in f.frames]
     files.clear()  # ``frames`` now holds the only references, which finish_events drops as it goes
     return finish_events(frames, dictionary), total
+
+
+# --------------------------------------------------------------------------------------------
+# the native parser (``mimesisbench_native.AuditParser``, native/src/audit.rs)
+#
+# It reads every line of the usual layout itself and hands back the other audit lines
+# ("deferred": odd timestamps, fields out of order, a TAB in a path, invalid UTF-8, malformed
+# lines) with their line numbers; they are read here by the code above (``_scan_block``), so
+# they give exactly the Python parser's events and malformed lines, and their events are put
+# back in place. The result: int codes per row plus dictionaries, turned into Categoricals by
+# casting each distinct value once and gathering.
+
+
+@dataclass
+class _DeferredEvents:
+    """Events read from deferred lines, as columns in line order, and the malformed lines."""
+
+    lines: list[int] = field(default_factory=list)
+    time_ms: list[int] = field(default_factory=list)
+    op: list[str] = field(default_factory=list)
+    path: list[str | None] = field(default_factory=list)
+    dst: list[str | None] = field(default_factory=list)
+    user: list[str | None] = field(default_factory=list)
+    allowed: list[bool] = field(default_factory=list)
+    malformed: list[tuple[int, str]] = field(default_factory=list)  # (0-based line, text)
+
+
+def _read_deferred_lines(deferred: Sequence[tuple[int, bytes]]) -> _DeferredEvents:
+    """Read audit lines (``(0-based line in its file, bytes without the newline)``, in file
+    order) exactly as ``parse_block`` reads them within their file."""
+    out = _DeferredEvents()
+    if not deferred:
+        return out
+    # polars drops a byte-order mark at the start of a block only: keep that for a first line
+    pad = 0 if deferred[0][0] == 0 else 1
+    data = b"\n" * pad + b"\n".join(text for _, text in deferred) + b"\n"
+    scan = _scan_block(Block(data))
+    out.malformed = [(deferred[r - pad][0], text) for r, text in scan.bad]
+    good = scan.good.filter(pl.col("_row") >= pad)
+    if not good.height:
+        return out
+    values = good.select(
+        "time_ms",
+        "allowed",
+        "_row",
+        pl.col("c3").alias("v"),
+        pl.col("c1").alias("u"),
+        pl.col("c4").alias("s"),
+        pl.col("c5").alias("d"),
+    )
+    out.lines = [deferred[r - pad][0] for r in values["_row"].to_list()]
+    out.time_ms = values["time_ms"].to_list()
+    out.allowed = values["allowed"].to_list()
+    out.op = values.select(_op_of_cmd()).to_series().to_list()
+    out.user = values.select(pl.col("u").alias("v")).select(_user_of_ugi()).to_series().to_list()
+    src = pl.col("s")
+    out.path = values.select(pl.when(src != "src=null").then(src.str.slice(4))).to_series().to_list()
+    out.dst = values.select(pl.col("d").alias("v")).select(_path_of_dst()).to_series().to_list()
+    return out
+
+
+def _categorical(values: pl.Series, codes: np.ndarray, name: str) -> pl.Series:
+    """``codes`` (a code equal to ``len(values)`` is null) as a Categorical column: each distinct
+    value is cast once, rows are a gather."""
+    lut = values.cast(pl.Categorical).extend_constant(None, 1)
+    return lut.gather(pl.Series(codes)).alias(name)
+
+
+def _read_native(
+    native: ModuleType, paths: Sequence[str | Path], workers: int, block_bytes: int
+) -> tuple[pl.DataFrame, ParseReport]:
+    # results do not depend on these; the native parser takes 1 to 2**30 bytes per block
+    parser = native.AuditParser(max(workers, 1), min(max(block_bytes, 1), 1 << 30))
+    total = ParseReport()
+    first: list[int] = []
+    for index, p in enumerate(paths):
+        source = str(p)
+        try:
+            lines, other_lines, events, min_ms, deferred = parser.parse_file(source)
+        except (OSError, ValueError) as e:
+            raise TraceError(str(e)) from None
+        if lines == 0:
+            raise TraceError(f"audit log {p} is empty")
+        recovered = _read_deferred_lines(deferred)
+        del deferred
+        if recovered.lines:
+            parser.resolve(index, recovered.lines, recovered.time_ms, recovered.op, recovered.path,
+                           recovered.dst, recovered.user, recovered.allowed)  # fmt: skip
+            min_ms = min(recovered.time_ms + ([] if min_ms is None else [min_ms]))
+        report = ParseReport(sources=[source], lines=lines, other_lines=other_lines,
+                             events=events + len(recovered.lines))  # fmt: skip
+        for line, text in recovered.malformed:
+            report.add_malformed(source, line + 1, text)
+        total.merge(report)
+        first.append(NO_EVENT_MS if min_ms is None else min_ms)
+    if total.events == 0:
+        names = ", ".join(str(p) for p in paths)
+        raise TraceError(f"no parseable audit event in {names}: {total.describe()}")
+    order = sorted(range(len(first)), key=first.__getitem__)  # stable: equal starts keep the given order
+    # the paths become categories (polars, without the GIL) while the rows are sorted (native)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        path_lut = pool.submit(_path_categories, *parser.take_paths())
+        out = parser.finish(order)
+        del parser
+        return _native_table(out, path_lut.result()), total
+
+
+def _path_categories(offsets: np.ndarray, data: np.ndarray) -> pl.Series:
+    """The path dictionary (Arrow-style buffers) as Categorical values, plus a null at the end."""
+    import pyarrow as pa
+
+    values = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+    return pl.Series("path", values).cast(pl.Categorical).extend_constant(None, 1)
+
+
+def _native_table(out: dict[str, Any], path_lut: pl.Series) -> pl.DataFrame:
+    """The event table of ``AuditParser.finish``'s arrays, consuming them; ``path_lut`` is
+    ``_path_categories`` of the path dictionary."""
+    columns = {
+        "time_ms": pl.Series("time_ms", out.pop("time_ms")),
+        "op": _categorical(pl.Series(out.pop("ops"), dtype=pl.String), out.pop("op"), "op"),
+        "path": path_lut.gather(pl.Series(out.pop("path"))).alias("path"),
+        "dst": path_lut.gather(pl.Series(out.pop("dst"))).alias("dst"),
+        "user": _categorical(pl.Series(out.pop("users"), dtype=pl.String), out.pop("user"), "user"),
+        "allowed": pl.Series("allowed", out.pop("allowed")),
+    }
+    return pl.DataFrame([columns[c] for c in EVENT_COLUMNS])

@@ -63,9 +63,8 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     view = build_view(events, snapshot)
     if view.objects.height == 0:
         raise TraceError("the trace names no files (only directories or unknown operations)")
-    ops = events.filter(pl.col("allowed"))["op"].cast(pl.Categorical).value_counts()
     return FittedObjects(
-        op_counts={str(op): int(c) for op, c in zip(ops["op"].cast(pl.String), ops["count"])},
+        op_counts=operation_counts(events),
         view=view,
         objects=view.objects,
         gaps=access_gaps(view.file_events),
@@ -74,6 +73,12 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         has_snapshot=snapshot is not None and snapshot.height > 0,
         namespace=fit_namespace(view.directories, view.objects["depth"]),
     )
+
+
+def operation_counts(events: pl.DataFrame) -> dict[str, int]:
+    """Allowed events per audited ``cmd``."""
+    ops = events.filter(pl.col("allowed"))["op"].cast(pl.Categorical).value_counts()
+    return {str(op): int(c) for op, c in zip(ops["op"].cast(pl.String), ops["count"])}
 
 
 def _dist(values: np.ndarray, points: int) -> Distribution | None:

@@ -71,7 +71,7 @@ def staged_fit(table: pl.DataFrame, config: FitConfig, out: Path) -> dict[str, t
     with _timed("build_view", stages):
         view = build_view(table, None)
     with _timed("gaps", stages):
-        access_gaps(view.file_events)
+        access_gaps(view.file_events)  # done inside build_view since; here for comparison
     with _timed("op_counts", stages):
         operation_counts(table)
     with _timed("namespace", stages):

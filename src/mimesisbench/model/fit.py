@@ -12,7 +12,7 @@ from mimesisbench import __version__
 from mimesisbench.errors import TraceError
 from mimesisbench.model.clustering import cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
-from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, access_gaps, build_view
+from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
 
@@ -67,7 +67,7 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         op_counts=operation_counts(events),
         view=view,
         objects=view.objects,
-        gaps=access_gaps(view.file_events),
+        gaps=view.gaps,
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,

@@ -122,7 +122,8 @@ class _EventArrays:
     time: NDArray[np.int64]
     op: NDArray[np.uint8]  # index into ``op_names``
     pid: NDArray[np.int32]  # path id (index into ``paths``)
-    did: NDArray[np.int32]  # destination's path id, -1 for none
+    dst_at: NDArray[np.intp]  # the events (ascending positions) that have a destination ...
+    did: NDArray[np.int32]  # ... and its path id
     op_names: tuple[str, ...]  # sorted; every known operation included
     paths: pl.Series  # String, normalised (no trailing slash; "/" is the root), one per id
 
@@ -134,48 +135,65 @@ class _EventArrays:
         names = pl.Series("op", self.op_names, dtype=pl.Enum(list(self.op_names)))
         return names.gather(idx)
 
+    def destinations(self, at: NDArray[np.intp]) -> NDArray[np.int32]:
+        """The destination's path id of the events at positions ``at`` (-1 for none)."""
+        idx = np.minimum(np.searchsorted(self.dst_at, at), max(self.dst_at.size - 1, 0))
+        if self.dst_at.size == 0:
+            return np.full(at.size, -1, dtype=np.int32)
+        return np.where(self.dst_at[idx] == at, self.did[idx], np.int32(-1))
+
+
+def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size: int) -> NDArray[np.int64]:
+    """``at[code]``: a row holding ``code`` (any one: a code has one text), -1 for absent codes."""
+    at = np.full(size, -1, dtype=np.int64)
+    at[codes] = rows
+    return at
+
 
 def _event_arrays(events: pl.DataFrame) -> _EventArrays:
     """Dense path ids for the allowed events with a path.
 
     Paths go through polars' Categorical codes, so string work happens once per distinct path,
-    never per event. Ids follow a hash of the path text, so they do not depend on the order in
-    which a parser met the paths (and profiles are reproducible).
+    never per event (a code's text is read from one row holding it). Ids follow a hash of the path
+    text, so they do not depend on the order in which a parser met the paths (and profiles are
+    reproducible).
     """
     op_col, path_col, dst_col = (_categorical(events[c]) for c in ("op", "path", "dst"))
     allowed = events["allowed"]
     keep: NDArray[np.bool_] | None = None
-    if allowed.null_count() or not allowed.all() or path_col.null_count():
-        keep = allowed.fill_null(False).to_numpy() & path_col.is_not_null().to_numpy()
+    if allowed.null_count() or not allowed.all() or path_col.null_count() or op_col.null_count():
+        keep = allowed.fill_null(False).to_numpy() & path_col.is_not_null().to_numpy() & op_col.is_not_null().to_numpy()
+    n_rows = events.height
+    all_rows = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64)
 
-    # operations: a lookup table from their codes to the index of the name in op_names
-    op_uniq = op_col.unique().drop_nulls()
-    op_present = op_uniq.cast(pl.String).to_list()
-    op_names = tuple(sorted(set(op_present) | set(_KNOWN_OPS)))
-    op_ucodes = op_uniq.to_physical().to_numpy()
-    op_lut = np.zeros(int(op_ucodes.max()) + 1 if op_ucodes.size else 1, dtype=np.uint8)
-    op_lut[op_ucodes] = [op_names.index(o) for o in op_present]
-    op = op_lut[_codes(op_col, keep)]
+    # operations (of every event, as before filtering): codes -> index of the name in op_names
+    op_codes = _codes(op_col, None)
+    op_at = _row_of_each_code(op_codes, all_rows, int(op_codes.max(initial=0)) + 1)
+    op_ucodes = np.flatnonzero(op_at >= 0)
+    op_present = op_col.gather(op_at[op_ucodes]).cast(pl.String).to_list()
+    op_names = tuple(sorted({o for o in op_present if o is not None} | set(_KNOWN_OPS)))
+    op_lut = np.zeros(op_at.size, dtype=np.uint8 if len(op_names) < 256 else np.uint16)
+    op_lut[op_ucodes] = [op_names.index(o) if o is not None else 0 for o in op_present]
+    op = op_lut[op_codes if keep is None else op_codes[keep]]
 
-    time = events["time_ms"].cast(pl.Int64).to_numpy()
+    time = events["time_ms"]
+    time = (time if time.dtype == pl.Int64 else time.cast(pl.Int64)).to_numpy()
+    rows = all_rows
     if keep is not None:
-        time = time[keep]
+        time, rows = time[keep], all_rows[keep]
     pcodes = _codes(path_col, keep)
-    dst_null = dst_col.is_null().to_numpy()
+    # destinations are rare: kept only where there is one
+    has_dst = dst_col.is_not_null().to_numpy()
     if keep is not None:
-        dst_null = dst_null[keep]
-    dcodes = _codes(dst_col, keep)
+        has_dst = has_dst[keep]
+    dst_at = np.flatnonzero(has_dst)
+    dcodes = dst_col.gather(rows[dst_at]).to_physical().to_numpy()
 
-    # the distinct codes met in the kept events (ascending) and their text, gathered from a row of
-    # each (any row: a code has one text)
+    # the distinct codes met in the kept events (ascending) and their text
     size = int(max(pcodes.max(initial=0), dcodes.max(initial=0))) + 1
-    rows = np.flatnonzero(keep) if keep is not None else np.arange(pcodes.size)
-    at_path = np.full(size, -1, dtype=np.int64)
-    at_path[pcodes] = rows
-    at_dst = np.full(size, -1, dtype=np.int64)
-    at_dst[dcodes[~dst_null]] = rows[~dst_null]
-    present = (at_path >= 0) | (at_dst >= 0)
-    codes = np.flatnonzero(present)
+    at_path = _row_of_each_code(pcodes, rows, size)
+    at_dst = _row_of_each_code(dcodes, rows[dst_at], size)
+    codes = np.flatnonzero((at_path >= 0) | (at_dst >= 0))
     from_path = at_path[codes] >= 0
     raw = pl.concat([path_col.gather(at_path[codes[from_path]]), dst_col.gather(at_dst[codes[~from_path]])]).cast(pl.String)
     if not from_path.all():  # put the texts in code order
@@ -197,10 +215,8 @@ def _event_arrays(events: pl.DataFrame) -> _EventArrays:
         )
     lut = np.full(size, -1, dtype=np.int32)
     lut[codes] = dense
-    pid = lut[pcodes]
-    did = lut[dcodes]
-    did[dst_null] = -1
-    return _EventArrays(time=time, op=op, pid=pid, did=did, op_names=op_names, paths=paths.alias("path"))
+    return _EventArrays(time=time, op=op, pid=lut[pcodes], dst_at=dst_at, did=lut[dcodes], op_names=op_names,
+                        paths=paths.alias("path"))
 
 
 def _rename_roots(src: NDArray[np.int32], dst: NDArray[np.int32], n_paths: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
@@ -256,8 +272,8 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> Ob
     file_op[[ev.op_index(o) for o in _FILE_OPS]] = True
     on_file = ~on_dir & file_op[ev.op]
     time, op, pid = ev.time[on_file], ev.op[on_file], ev.pid[on_file]
-    renamed = op == ev.op_index(RENAME)
-    root, last = _rename_roots(pid[renamed], ev.did[on_file][renamed], paths.len())
+    renames = np.flatnonzero(on_file & (ev.op == ev.op_index(RENAME)))
+    root, last = _rename_roots(ev.pid[renames], ev.destinations(renames), paths.len())
     obj = root[pid]
 
     objects, gaps = _object_table(ev, time, op, obj, pid, last, snapshot)

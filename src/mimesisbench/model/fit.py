@@ -99,12 +99,15 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         events = events.filter((pl.col("time_ms") >= t0) & (pl.col("time_ms") < t_end))
     if events.height == 0:
         raise TraceError("no events fall inside the requested window")
-    view = build_view(events, snapshot)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
+        view = build_view(events, snapshot)
+        counted = op_counts.result()
     if view.objects.height == 0:
         raise TraceError("the trace names no files (only directories or unknown operations)")
     dir_ops = view.dir_events["op"].value_counts()
     return FittedObjects(
-        op_counts=operation_counts(events),
+        op_counts=counted,
         view=view,
         objects=view.objects,
         gaps=view.gaps,

@@ -14,6 +14,7 @@ and listings of directories are counted separately in the operation mix.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,6 +94,12 @@ def _parents_of_unique(paths: pl.Series) -> list[pl.Series]:
     return seen
 
 
+def _ancestors(paths: pl.Series) -> pl.Series:
+    """Every proper ancestor directory of distinct paths (unique, String), root included."""
+    seen = _parents_of_unique(paths)
+    return pl.concat(seen).unique() if seen else pl.Series("path", [], dtype=pl.String)
+
+
 def ancestor_directories(paths: pl.Series) -> pl.Series:
     """Every proper ancestor directory of the given paths (unique), root included."""
     seen = _parents_of_unique(paths.cast(pl.String).unique())
@@ -150,13 +157,13 @@ def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size
     return at
 
 
-def _event_arrays(events: pl.DataFrame) -> _EventArrays:
+def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, Future[pl.Series]]:
     """Dense path ids for the allowed events with a path.
 
     Paths go through polars' Categorical codes, so string work happens once per distinct path,
     never per event (a code's text is read from one row holding it). Ids follow a hash of the path
     text, so they do not depend on the order in which a parser met the paths (and profiles are
-    reproducible).
+    reproducible). Also returns the ancestors of the paths, computed by ``pool`` meanwhile.
     """
     op_col, path_col, dst_col = (_categorical(events[c]) for c in ("op", "path", "dst"))
     allowed = events["allowed"]
@@ -200,6 +207,7 @@ def _event_arrays(events: pl.DataFrame) -> _EventArrays:
         raw = raw.gather(np.argsort(np.concatenate([codes[from_path], codes[~from_path]]), kind="stable"))
     suspicious = (raw.str.ends_with("/") & (raw != "/")) | (raw == "")
     norm = raw.str.strip_chars_end("/").replace("", "/") if suspicious.any() else raw
+    ancestors = pool.submit(_ancestors, norm)  # string work on another core while ids are made
     order = np.argsort(norm.hash(seed=0x4D42).to_numpy(), kind="stable")
     ranked = norm.gather(order)
     if not suspicious.any():  # distinct codes are distinct texts
@@ -215,8 +223,9 @@ def _event_arrays(events: pl.DataFrame) -> _EventArrays:
         )
     lut = np.full(size, -1, dtype=np.int32)
     lut[codes] = dense
-    return _EventArrays(time=time, op=op, pid=lut[pcodes], dst_at=dst_at, did=lut[dcodes], op_names=op_names,
-                        paths=paths.alias("path"))
+    arrays = _EventArrays(time=time, op=op, pid=lut[pcodes], dst_at=dst_at, did=lut[dcodes], op_names=op_names,
+                          paths=paths.alias("path"))
+    return arrays, ancestors
 
 
 def _rename_roots(src: NDArray[np.int32], dst: NDArray[np.int32], n_paths: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
@@ -255,19 +264,18 @@ def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.D
 
 def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> ObjectView:
     """Classify paths, follow renames and compute the per-object table."""
-    ev = _event_arrays(events)
-    paths = ev.paths
-    mkdirs_ids = np.unique(ev.pid[ev.op == ev.op_index(MKDIRS)])
-    dir_parts = [*_parents_of_unique(paths), paths.gather(mkdirs_ids)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ev, ancestors = _event_arrays(events, pool)
+        paths = ev.paths
+        mkdirs_ids = np.unique(ev.pid[ev.op == ev.op_index(MKDIRS)])
+        dir_parts = [ancestors.result(), paths.gather(mkdirs_ids)]
     if snapshot is not None and snapshot.height:
         dir_parts.append(snapshot.filter(pl.col("is_dir"))["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/"))
     directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
     is_dir = paths.is_in(directories.implode()).to_numpy()
 
     on_dir = is_dir[ev.pid]
-    dir_events = pl.DataFrame(
-        {"time_ms": ev.time[on_dir], "path": paths.gather(ev.pid[on_dir]), "op": ev.op_series(ev.op[on_dir])}
-    )
+    dir_time, dir_pid, dir_op = ev.time[on_dir], ev.pid[on_dir], ev.op[on_dir]
     file_op = np.zeros(len(ev.op_names), dtype=bool)
     file_op[[ev.op_index(o) for o in _FILE_OPS]] = True
     on_file = ~on_dir & file_op[ev.op]
@@ -276,11 +284,16 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> Ob
     root, last = _rename_roots(ev.pid[renames], ev.destinations(renames), paths.len())
     obj = root[pid]
 
-    objects, gaps = _object_table(ev, time, op, obj, pid, last, snapshot)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        dir_events = pool.submit(
+            lambda: pl.DataFrame({"time_ms": dir_time, "path": paths.gather(dir_pid), "op": ev.op_series(dir_op)})
+        )
+        objects, gaps = _object_table(ev, time, op, obj, pid, last, snapshot, pool)
+        dir_events_table = dir_events.result()
     return ObjectView(
         file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": ev.op_series(op)}),
         directories=directories,
-        dir_events=dir_events,
+        dir_events=dir_events_table,
         objects=objects,
         gaps=gaps,
     )
@@ -294,6 +307,7 @@ def _object_table(
     pid: NDArray[np.int32],
     last_pid: NDArray[np.int32],
     snapshot: pl.DataFrame | None,
+    pool: Executor,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-object reductions over dense object ids (numpy), and the per-file access gaps.
 
@@ -304,6 +318,10 @@ def _object_table(
     big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     is_open, is_list = op == ev.op_index(OPEN), op == ev.op_index(LIST)
     is_access = is_open | is_list
+    present = np.zeros(n, dtype=bool)
+    present[obj] = True
+    ids = np.flatnonzero(present)
+    depth = pool.submit(lambda: _normalised_depths(paths.gather(last_pid[ids])))  # meanwhile: string work
     acc_obj, acc_time = obj[is_access], time[is_access]
     order = _group_order(acc_obj, acc_time)
     acc_obj, acc_time = acc_obj[order], acc_time[order]
@@ -321,10 +339,6 @@ def _object_table(
         out = np.full(n, fill, dtype=np.int64)
         ufunc.at(out, obj[mask], time[mask])
         return out
-
-    present = np.zeros(n, dtype=bool)
-    present[obj] = True
-    ids = np.flatnonzero(present)
 
     def nullable(values: NDArray[np.int64], fill: int) -> pl.Series:
         picked = values[ids]
@@ -347,7 +361,7 @@ def _object_table(
             "opens": opens,
             "lists": accesses - opens,
             "renames": count(op == ev.op_index(RENAME)),
-            "depth": _normalised_depths(paths.gather(last_pid[ids])),
+            "depth": depth.result(),
         },
         schema_overrides={
             **{c: pl.Int64 for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")},

@@ -185,21 +185,26 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
 
     time = events["time_ms"]
     time = (time if time.dtype == pl.Int64 else time.cast(pl.Int64)).to_numpy()
-    rows = all_rows
     if keep is not None:
-        time, rows = time[keep], all_rows[keep]
-    pcodes = _codes(path_col, keep)
-    # destinations are rare: kept only where there is one
+        time = time[keep]
+    all_pcodes = _codes(path_col, None)
+    pcodes = all_pcodes if keep is None else all_pcodes[keep]
+    # destinations are rare: kept only where there is one (dst_at: positions among the kept events)
     has_dst = dst_col.is_not_null().to_numpy()
-    if keep is not None:
-        has_dst = has_dst[keep]
-    dst_at = np.flatnonzero(has_dst)
-    dcodes = dst_col.gather(rows[dst_at]).to_physical().to_numpy()
+    dst_rows = np.flatnonzero(has_dst if keep is None else has_dst & keep)
+    dst_at = dst_rows if keep is None else dst_rows - np.searchsorted(np.flatnonzero(~keep), dst_rows)
+    dcodes = dst_col.gather(dst_rows).to_physical().to_numpy()
 
-    # the distinct codes met in the kept events (ascending) and their text
-    size = int(max(pcodes.max(initial=0), dcodes.max(initial=0))) + 1
-    at_path = _row_of_each_code(pcodes, rows, size)
-    at_dst = _row_of_each_code(dcodes, rows[dst_at], size)
+    # the distinct codes met in the kept events (ascending) and their text, read from a row holding
+    # each (any row, kept or not: a code has one text)
+    size = int(max(all_pcodes.max(initial=0), dcodes.max(initial=0))) + 1
+    at_path = _row_of_each_code(all_pcodes, all_rows, size)
+    del all_pcodes, all_rows
+    if keep is not None:
+        kept = np.zeros(size, dtype=bool)
+        kept[pcodes] = True
+        at_path[~kept] = -1
+    at_dst = _row_of_each_code(dcodes, dst_rows, size)
     codes = np.flatnonzero((at_path >= 0) | (at_dst >= 0))
     from_path = at_path[codes] >= 0
     raw = pl.concat([path_col.gather(at_path[codes[from_path]]), dst_col.gather(at_dst[codes[~from_path]])]).cast(pl.String)

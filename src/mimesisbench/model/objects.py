@@ -14,6 +14,7 @@ and listings of directories are counted separately in the operation mix.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -128,7 +129,8 @@ class _EventArrays:
 
     time: NDArray[np.int64]
     op: NDArray[np.uint8]  # index into ``op_names``
-    pid: NDArray[np.int32]  # path id (index into ``paths``)
+    pcode: NDArray[np.uint32]  # the path's Categorical code ...
+    code_pid: NDArray[np.int32]  # ... and each code's path id (index into ``paths``; -1: unused code)
     dst_at: NDArray[np.intp]  # the events (ascending positions) that have a destination ...
     did: NDArray[np.int32]  # ... and its path id
     op_names: tuple[str, ...]  # sorted; every known operation included
@@ -228,7 +230,7 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
         )
     lut = np.full(size, -1, dtype=np.int32)
     lut[codes] = dense
-    arrays = _EventArrays(time=time, op=op, pid=lut[pcodes], dst_at=dst_at, did=lut[dcodes], op_names=op_names,
+    arrays = _EventArrays(time=time, op=op, pcode=pcodes, code_pid=lut, dst_at=dst_at, did=lut[dcodes], op_names=op_names,
                           paths=paths.alias("path"))
     return arrays, ancestors
 
@@ -272,28 +274,30 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> Ob
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
         paths = ev.paths
-        mkdirs_ids = np.unique(ev.pid[ev.op == ev.op_index(MKDIRS)])
+        mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.op == ev.op_index(MKDIRS)]])
         dir_parts = [ancestors.result(), paths.gather(mkdirs_ids)]
     if snapshot is not None and snapshot.height:
         dir_parts.append(snapshot.filter(pl.col("is_dir"))["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/"))
     directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
     is_dir = paths.is_in(directories.implode()).to_numpy()
 
-    on_dir = is_dir[ev.pid]
-    dir_time, dir_pid, dir_op = ev.time[on_dir], ev.pid[on_dir], ev.op[on_dir]
+    # per-event lookups go through tables per Categorical code (one gather per event, not two)
+    code_pid = np.maximum(ev.code_pid, 0)
+    on_dir = is_dir[code_pid][ev.pcode]
+    dir_time, dir_pid, dir_op = ev.time[on_dir], code_pid[ev.pcode[on_dir]], ev.op[on_dir]
     file_op = np.zeros(len(ev.op_names), dtype=bool)
     file_op[[ev.op_index(o) for o in _FILE_OPS]] = True
     on_file = ~on_dir & file_op[ev.op]
-    time, op, pid = ev.time[on_file], ev.op[on_file], ev.pid[on_file]
+    time, op, pcode = ev.time[on_file], ev.op[on_file], ev.pcode[on_file]
     renames = np.flatnonzero(on_file & (ev.op == ev.op_index(RENAME)))
-    root, last = _rename_roots(ev.pid[renames], ev.destinations(renames), paths.len())
-    obj = root[pid]
+    root, last = _rename_roots(code_pid[ev.pcode[renames]], ev.destinations(renames), paths.len())
+    obj = root[code_pid][pcode]
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         dir_events = pool.submit(
             lambda: pl.DataFrame({"time_ms": dir_time, "path": paths.gather(dir_pid), "op": ev.op_series(dir_op)})
         )
-        objects, gaps = _object_table(ev, time, op, obj, pid, last, snapshot, pool)
+        objects, gaps = _object_table(ev, time, op, obj, lambda: code_pid[pcode], last, snapshot, pool)
         dir_events_table = dir_events.result()
     return ObjectView(
         file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": ev.op_series(op)}),
@@ -309,7 +313,7 @@ def _object_table(
     time: NDArray[np.int64],
     op: NDArray[np.uint8],
     obj: NDArray[np.int32],
-    pid: NDArray[np.int32],
+    pid: Callable[[], NDArray[np.int32]],
     last_pid: NDArray[np.int32],
     snapshot: pl.DataFrame | None,
     pool: Executor,
@@ -376,7 +380,7 @@ def _object_table(
     if snapshot is not None and snapshot.height:
         files = snapshot.filter(~pl.col("is_dir")).select(pl.col("path").cast(pl.String))
         # snapshot files that the trace never touches under any name: cold pre-existing files
-        touched = paths.gather(np.unique(pid)).to_frame("path")
+        touched = paths.gather(np.unique(pid())).to_frame("path")
         cold = files.join(touched, on="path", how="anti").sort("path")
         cold = cold.with_columns(
             pl.int_range(n, n + cold.height, dtype=pl.Int32).alias("obj"),

@@ -181,3 +181,40 @@ def test_restricting_to_a_subtree_keeps_only_its_events_and_snapshot_entries() -
     assert events.height == 61  # 30 files opened twice + the listing of /data/a
     assert set(events["path"].unique().to_list()) <= {f"/data/a/b/f{i}" for i in range(30)} | {"/data/a"}
     assert snap is not None and snap["path"].to_list() == ["/data", "/data/a"]  # not /database/x
+
+
+def test_paths_spelled_with_a_trailing_slash_and_destinations_only_seen_in_renames() -> None:
+    events = _events(
+        [
+            (0, "create", "/d/tmp/a", None),
+            (1, "open", "/d/x/", None),
+            (2, "open", "/d/x", None),
+            (3, "rename", "/d/tmp/a", "/d/out/a"),
+            (4, "open", "/d/out/a", None),
+            (9, "open", "/d/out/a", None),
+        ]
+    )
+    view = build_view(events)
+    assert set(view.directories.to_list()) == {"/", "/d", "/d/tmp", "/d/out"}
+    objects = view.objects.sort("path")
+    assert objects["path"].to_list() == ["/d/tmp/a", "/d/x"]
+    assert objects["accesses"].to_list() == [2, 2] and objects["renames"].to_list() == [1, 0]
+    assert objects["depth"].to_list() == [3, 2]  # /d/tmp/a ends at /d/out/a
+    assert sorted(view.gaps["gap_ms"].to_list()) == [1, 5]
+
+
+def test_events_out_of_time_order_give_the_same_objects_and_gaps() -> None:
+    events = two_type_trace()
+    shuffled = events.sample(fraction=1.0, shuffle=True, seed=3)
+    a, b = build_view(events), build_view(shuffled)
+    assert a.objects.equals(b.objects)
+    assert a.gaps.sort("obj", "gap_ms").equals(b.gaps.sort("obj", "gap_ms"))
+
+
+def test_categorical_and_string_event_tables_fit_alike() -> None:
+    events = two_type_trace()
+    categorical = events.with_columns(pl.col(c).cast(pl.Categorical) for c in ("op", "path", "dst", "user"))
+    assert object_table(categorical).equals(object_table(events))
+    a = fit_profile(events, None, FitConfig(types=2, seed=5)).model_dump(exclude={"source"})
+    b = fit_profile(categorical, None, FitConfig(types=2, seed=5)).model_dump(exclude={"source"})
+    assert a == b

@@ -26,25 +26,25 @@ FEATURES = (
 
 def feature_matrix(objects: pl.DataFrame, t0: int, window_ms: int) -> NDArray[np.float64]:
     """Per-object features (see ``FEATURES``); heavy-tailed times enter as log1p(ms)."""
-    created = objects["created_ms"].is_not_null()
-    origin = objects["created_ms"].fill_null(t0)
-    accessed = objects["first_access_ms"].is_not_null()
-    activation = (objects["first_access_ms"] - origin).fill_null(window_ms).clip(lower_bound=0)
-    span = (objects["last_access_ms"] - objects["first_access_ms"]).fill_null(0)
-    acc = objects["accesses"]
-    mean_gap = (span / (acc - 1).clip(lower_bound=1)).fill_null(0)
-    open_share = (objects["opens"] / acc.clip(lower_bound=1)).fill_null(1.0)
-    open_share = pl.Series(np.where(accessed.to_numpy(), open_share.to_numpy(), 1.0))
-    columns = [
-        np.log1p(acc.to_numpy().astype(np.float64)),
-        np.log1p(span.to_numpy().astype(np.float64)),
-        np.log1p(activation.to_numpy().astype(np.float64)),
-        np.log1p(mean_gap.to_numpy().astype(np.float64)),
-        created.to_numpy().astype(np.float64),
-        objects["deleted_ms"].is_not_null().to_numpy().astype(np.float64),
-        open_share.to_numpy().astype(np.float64),
-    ]
-    return np.column_stack(columns)
+    created = objects["created_ms"].is_not_null().to_numpy()
+    accessed = objects["first_access_ms"].is_not_null().to_numpy()
+    origin = np.where(created, objects["created_ms"].fill_null(0).to_numpy(), t0)
+    first = objects["first_access_ms"].fill_null(0).to_numpy()
+    last = objects["last_access_ms"].fill_null(0).to_numpy()
+    activation = np.where(accessed, np.maximum(first - origin, 0), max(window_ms, 0))
+    span = np.where(accessed, last - first, 0)
+    acc = objects["accesses"].to_numpy()
+    mean_gap = span / np.maximum(acc - 1, 1)
+    open_share = np.where(accessed, objects["opens"].to_numpy() / np.maximum(acc, 1), 1.0)
+    out = np.empty((objects.height, len(FEATURES)), dtype=np.float64)
+    out[:, 0] = np.log1p(acc.astype(np.float64))
+    out[:, 1] = np.log1p(span.astype(np.float64))
+    out[:, 2] = np.log1p(activation.astype(np.float64))
+    out[:, 3] = np.log1p(mean_gap)
+    out[:, 4] = created
+    out[:, 5] = objects["deleted_ms"].is_not_null().to_numpy()
+    out[:, 6] = open_share
+    return out
 
 
 @dataclass(frozen=True)

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import numpy as np
 import polars as pl
+from numpy.typing import NDArray
 
 from mimesisbench import __version__
 from mimesisbench.errors import TraceError
 from mimesisbench.model.clustering import cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
-from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, access_gaps, build_view
+from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
+
+#: threads fitting the per-type distributions (numpy sorts release the GIL)
+_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,39 @@ class FittedObjects:
     has_snapshot: bool
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
+    columns: ObjectColumns  # the object table's columns as numpy, for the per-type reductions
+    gap_obj: NDArray[np.int32]  # ``gaps`` as numpy
+    gap_ms: NDArray[np.int64]
+    dir_op_counts: dict[str, int]  # allowed events on directories per operation
+
+
+@dataclass(frozen=True)
+class ObjectColumns:
+    """The object table's columns as numpy arrays (times with a presence mask for the nulls)."""
+
+    created: NDArray[np.int64]
+    has_created: NDArray[np.bool_]
+    first_access: NDArray[np.int64]
+    last_access: NDArray[np.int64]
+    accessed: NDArray[np.bool_]
+    deleted: NDArray[np.int64]
+    has_deleted: NDArray[np.bool_]
+    accesses: NDArray[np.int64]
+    opens: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, objects: pl.DataFrame) -> ObjectColumns:
+        def times(name: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+            col = objects[name]
+            return col.fill_null(0).to_numpy(), col.is_not_null().to_numpy()
+
+        created, has_created = times("created_ms")
+        first_access, accessed = times("first_access_ms")
+        last_access, _ = times("last_access_ms")
+        deleted, has_deleted = times("deleted_ms")
+        return cls(created=created, has_created=has_created, first_access=first_access, last_access=last_access,
+                   accessed=accessed, deleted=deleted, has_deleted=has_deleted,
+                   accesses=objects["accesses"].to_numpy(), opens=objects["opens"].to_numpy())
 
 
 def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConfig) -> FittedObjects:
@@ -60,15 +99,22 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         events = events.filter((pl.col("time_ms") >= t0) & (pl.col("time_ms") < t_end))
     if events.height == 0:
         raise TraceError("no events fall inside the requested window")
-    view = build_view(events, snapshot)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
+        view = build_view(events, snapshot)
+        counted = op_counts.result()
     if view.objects.height == 0:
         raise TraceError("the trace names no files (only directories or unknown operations)")
-    ops = events.filter(pl.col("allowed"))["op"].cast(pl.Categorical).value_counts()
+    dir_ops = view.dir_events["op"].value_counts()
     return FittedObjects(
-        op_counts={str(op): int(c) for op, c in zip(ops["op"].cast(pl.String), ops["count"])},
+        op_counts=counted,
         view=view,
         objects=view.objects,
-        gaps=access_gaps(view.file_events),
+        gaps=view.gaps,
+        columns=ObjectColumns.of(view.objects),
+        gap_obj=view.gaps["obj"].to_numpy(),
+        gap_ms=view.gaps["gap_ms"].to_numpy(),
+        dir_op_counts={str(op): int(c) for op, c in zip(dir_ops["op"].cast(pl.String), dir_ops["count"])},
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,
@@ -76,52 +122,76 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     )
 
 
+def operation_counts(events: pl.DataFrame) -> dict[str, int]:
+    """Allowed events per audited ``cmd`` (a count per Categorical code, then one text per code)."""
+    op = events["op"] if events["op"].dtype == pl.Categorical else events["op"].cast(pl.String).cast(pl.Categorical)
+    allowed = events["allowed"].fill_null(False)
+    codes = op.to_physical().fill_null(0).to_numpy() if op.null_count() else op.to_physical().to_numpy()
+    valid = allowed.to_numpy() & op.is_not_null().to_numpy() if op.null_count() or not allowed.all() else None
+    counts = np.bincount(codes if valid is None else codes[valid])
+    present = np.flatnonzero(counts)
+    # one row holding each counted code, for its text
+    row_of = np.full(counts.size, -1, dtype=np.int64)
+    row_of[codes] = np.arange(codes.size)
+    names = op.gather(row_of[present]).cast(pl.String).to_list()
+    return {str(name): int(c) for name, c in zip(names, counts[present].tolist())}
+
+
 def _dist(values: np.ndarray, points: int) -> Distribution | None:
     return Distribution.from_samples(values, points) if values.size else None
 
 
-def _fit_type(type_id: int, objs: pl.DataFrame, gaps: np.ndarray, t0: int, n_total: int, points: int) -> FileType:
-    created = objs.filter(pl.col("created_ms").is_not_null())
-    accessed = objs.filter(pl.col("first_access_ms").is_not_null())
-    deleted = objs.filter(pl.col("deleted_ms").is_not_null())
-    create_times = np.sort(created["created_ms"].to_numpy())
+def _fit_type(type_id: int, cols: ObjectColumns, idx: NDArray[np.intp], gaps: NDArray[np.int64], t0: int,
+              n_total: int, points: int) -> FileType:
+    """One type's distributions from its objects (``idx``, rows of ``cols``) and access gaps."""
+    has_created, accessed, has_deleted = cols.has_created[idx], cols.accessed[idx], cols.has_deleted[idx]
+    created = cols.created[idx]
+    n_created, n_accessed, n_deleted = int(has_created.sum()), int(accessed.sum()), int(has_deleted.sum())
+    create_times = np.sort(created[has_created])
     create_gaps = np.diff(create_times, prepend=t0) if create_times.size else np.empty(0)
     if create_times.size > 1:
         create_gaps = create_gaps[1:]  # the renewal's interarrivals; the first one only when alone
-    origin = accessed["created_ms"].fill_null(t0)
-    activation = (accessed["first_access_ms"] - origin).clip(lower_bound=0).to_numpy()
-    span = (accessed["last_access_ms"] - accessed["first_access_ms"]).to_numpy()
-    delete_age = (deleted["deleted_ms"] - deleted["created_ms"].fill_null(t0)).clip(lower_bound=0).to_numpy()
-    accesses = int(objs["accesses"].sum())
-    opens = int(objs["opens"].sum())
-    weight = created.height / n_total if n_total else 0.0
-    files = objs.height
+    origin = np.where(has_created, created, t0)
+    first_access = cols.first_access[idx][accessed]
+    activation = np.maximum(first_access - origin[accessed], 0)
+    span = cols.last_access[idx][accessed] - first_access
+    delete_age = np.maximum(cols.deleted[idx][has_deleted] - origin[has_deleted], 0)
+    type_accesses = cols.accesses[idx]
+    accesses = int(type_accesses.sum())
+    opens = int(cols.opens[idx].sum())
+    weight = n_created / n_total if n_total else 0.0
+    files = idx.size
     observed: dict[str, Distribution] = {}
-    if accessed.height:
-        observed["popularity"] = Distribution.from_samples(accessed["accesses"].to_numpy(), points)
+    if n_accessed:
+        observed["popularity"] = Distribution.from_samples(type_accesses[accessed], points)
     return FileType(
         id=type_id,
         weight=weight,
-        pre_existing=objs.height - created.height,
+        pre_existing=files - n_created,
         create_interarrival=_dist(create_gaps, points) if weight > 0 else None,
         activation_delay=_dist(activation, points),
         active_span=_dist(span, points),
-        access_interarrival=_dist(gaps, points) if gaps.size else (Distribution.point(0.0) if accessed.height else None),
+        access_interarrival=_dist(gaps, points) if gaps.size else (Distribution.point(0.0) if n_accessed else None),
         delete_delay=_dist(delete_age, points),
         delete_delay_origin="creation",
-        delete_share=deleted.height / files if files else 0.0,
+        delete_share=n_deleted / files if files else 0.0,
         open_share=opens / accesses if accesses else 1.0,
-        accessed_share=accessed.height / files if files else 0.0,
+        accessed_share=n_accessed / files if files else 0.0,
         observed=observed,
     )
 
 
-def _op_mix(view: ObjectView, objects: pl.DataFrame, counts: dict[str, int]) -> OpMix:
-    creates = int(objects["created_ms"].is_not_null().sum())
-    accesses = int(objects["accesses"].sum())
-    dir_ops = view.dir_events["op"].value_counts()
-    dir_counts = dict(zip(dir_ops["op"].to_list(), dir_ops["count"].to_list()))
-    file_renames = int(objects["renames"].sum())
+def _groups(keys: NDArray[np.int16], k: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Rows grouped by key 1..k (a stable radix sort) and each group's bounds in that order."""
+    order = np.argsort(keys, kind="stable")
+    return order, np.searchsorted(keys[order], np.arange(1, k + 2))
+
+
+def _op_mix(fo: FittedObjects, counts: dict[str, int]) -> OpMix:
+    creates = int(fo.columns.has_created.sum())
+    accesses = int(fo.columns.accesses.sum())
+    dir_counts = fo.dir_op_counts
+    file_renames = int(fo.objects["renames"].sum())
 
     def per(count: int, base: int) -> float:
         return count / base if base else 0.0
@@ -138,20 +208,21 @@ def _op_mix(view: ObjectView, objects: pl.DataFrame, counts: dict[str, int]) -> 
 
 def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig, k_selection: str) -> WorkloadProfile:
     """Build the profile for a given assignment of objects to types 1..K."""
-    objects = fo.objects.with_columns(pl.Series("type", labels))
-    type_of_obj = np.zeros(int(objects["obj"].max()) + 1, dtype=np.int16)
-    type_of_obj[objects["obj"].to_numpy()] = labels
-    gap_types = type_of_obj[fo.gaps["obj"].to_numpy()]
-    gap_values = fo.gaps["gap_ms"].to_numpy()
-    gap_order = np.argsort(gap_types, kind="stable")
-    gap_bounds = np.searchsorted(gap_types[gap_order], np.arange(1, int(labels.max()) + 2))
-    by_type = objects.partition_by("type", as_dict=True)
-    n_total = int(objects["created_ms"].is_not_null().sum())
-    types: list[FileType] = []
-    for type_id in range(1, int(labels.max()) + 1):
-        objs = by_type[(type_id,)]
-        type_gaps = gap_values[gap_order[gap_bounds[type_id - 1] : gap_bounds[type_id]]]
-        types.append(_fit_type(type_id, objs, type_gaps, fo.t0, n_total, config.points))
+    k = int(labels.max())
+    type_of_obj = np.zeros(int(fo.objects["obj"].max()) + 1, dtype=np.int16)
+    type_of_obj[fo.objects["obj"].to_numpy()] = labels
+    obj_order, obj_bounds = _groups(labels, k)
+    gap_order, gap_bounds = _groups(type_of_obj[fo.gap_obj], k)
+    n_total = int(fo.columns.has_created.sum())
+
+    def fit_one(type_id: int) -> FileType:
+        rows = obj_order[obj_bounds[type_id - 1] : obj_bounds[type_id]]
+        type_gaps = fo.gap_ms[gap_order[gap_bounds[type_id - 1] : gap_bounds[type_id]]]
+        return _fit_type(type_id, fo.columns, rows, type_gaps, fo.t0, n_total, config.points)
+
+    # the types are independent and their sorts release the GIL: two threads use both cores
+    with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+        types = list(pool.map(fit_one, range(1, k + 1)))
     if n_total:  # exact normalisation: the weights are shares of one integer total
         total = sum(t.weight for t in types)
         types = [t.model_copy(update={"weight": t.weight / total}) for t in types]
@@ -169,7 +240,7 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         k_selection=k_selection,
         pre_existing_inferred=inferred,
         notes=notes,
-        trace_stats={**config.trace_stats, "objects": float(objects.height), "directories": float(fo.view.directories.len())},
+        trace_stats={**config.trace_stats, "objects": float(fo.objects.height), "directories": float(fo.view.directories.len())},
     )
     return WorkloadProfile(
         name=config.name,
@@ -177,7 +248,7 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         window_ms=fo.window_ms,
         total_creates=n_total,
         types=types,
-        op_mix=_op_mix(fo.view, objects, counts),
+        op_mix=_op_mix(fo, counts),
         namespace=fo.namespace,
     )
 

@@ -14,10 +14,14 @@ and listings of directories are counted separately in the operation mix.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import pyarrow.compute as pc
+from numpy.typing import NDArray
 
 OPEN = "open"
 LIST = "listStatus"
@@ -53,6 +57,7 @@ class ObjectView:
     directories: pl.Series  # String, unique directory paths (no trailing slash; "/" is the root)
     dir_events: pl.DataFrame  # time_ms, path, op: allowed events on directories
     objects: pl.DataFrame  # one row per file: obj (Int32 id) and OBJECT_COLUMNS
+    gaps: pl.DataFrame  # per-file access interarrivals: obj, gap_ms (see ``access_gaps``)
 
 
 def path_depth(paths: pl.Expr) -> pl.Expr:
@@ -61,42 +66,158 @@ def path_depth(paths: pl.Expr) -> pl.Expr:
     return pl.when(stripped == "").then(0).otherwise(stripped.str.count_matches("/")).cast(pl.Int16)
 
 
-def ancestor_directories(paths: pl.Series) -> pl.Series:
-    """Every proper ancestor directory of the given paths (unique), root included."""
+def _normalised_depths(paths: pl.Series) -> NDArray[np.int16]:
+    """``path_depth`` of paths without a trailing slash (but "/"), as numpy: the slashes counted by
+    pyarrow's byte search, several times faster than a regex count."""
+    slashes = pc.count_substring(paths.to_arrow(), "/").to_numpy(zero_copy_only=False).astype(np.int16)
+    return np.where((paths == "/").to_numpy(), np.int16(0), slashes)
+
+
+def _parents(paths: pl.Series) -> pl.Series:
+    """The parent of each path ("/" for "/a" and for "/"), text before the last slash: pyarrow's
+    plain split from the right, a few times faster than a regex replace."""
+    if paths.len() == 0:
+        return paths.cast(pl.String)
+    halves = pc.split_pattern(paths.cast(pl.String).to_arrow(), "/", max_splits=1, reverse=True)
+    parent = pl.Series(pc.list_element(halves, 0))
+    no_slash = pl.Series(pc.list_value_length(halves)) < 2  # a relative name: its parent is the root
+    return parent.set(no_slash, "/").replace("", "/")
+
+
+def _parents_of_unique(paths: pl.Series) -> list[pl.Series]:
+    """The ancestors of distinct paths, one Series of distinct directories per level."""
     seen: list[pl.Series] = []
-    current = paths.cast(pl.String).unique()
+    current = paths
     while current.len() > 0:
-        parents = current.str.replace(r"/[^/]*$", "").replace("", "/").unique()
+        parents = _parents(current).unique()
         seen.append(parents)
         current = parents.filter(parents != "/")
+    return seen
+
+
+def _ancestors(paths: pl.Series) -> pl.Series:
+    """Every proper ancestor directory of distinct paths (unique, String), root included."""
+    seen = _parents_of_unique(paths)
+    return pl.concat(seen).unique() if seen else pl.Series("path", [], dtype=pl.String)
+
+
+def ancestor_directories(paths: pl.Series) -> pl.Series:
+    """Every proper ancestor directory of the given paths (unique), root included."""
+    seen = _parents_of_unique(paths.cast(pl.String).unique())
     if not seen:
         return pl.Series("path", [], dtype=pl.String)
     return pl.concat(seen).unique().alias("path")
 
 
-def _path_ids(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
-    """Events with integer ``pid``/``did`` (path/destination ids) and the distinct paths.
+def _categorical(col: pl.Series) -> pl.Series:
+    """The column as polars' (global) Categorical, whose physical codes are the strings' ids."""
+    return col if col.dtype == pl.Categorical else col.cast(pl.String).cast(pl.Categorical)
+
+
+def _codes(col: pl.Series, keep: NDArray[np.bool_] | None) -> NDArray[np.uint32]:
+    """Physical codes of a Categorical column (nulls as 0), restricted to the ``keep`` rows."""
+    physical = col.to_physical()
+    if physical.null_count():
+        physical = physical.fill_null(0)
+    codes = physical.to_numpy()
+    return codes if keep is None else codes[keep]
+
+
+@dataclass(frozen=True)
+class _EventArrays:
+    """Allowed events with a path, as numpy columns over dense path ids."""
+
+    time: NDArray[np.int64]
+    op: NDArray[np.uint8]  # index into ``op_names``
+    pcode: NDArray[np.uint32]  # the path's Categorical code ...
+    code_pid: NDArray[np.int32]  # ... and each code's path id (index into ``paths``; -1: unused code)
+    dst_at: NDArray[np.intp]  # the events (ascending positions) that have a destination ...
+    did: NDArray[np.int32]  # ... and its path id
+    op_names: tuple[str, ...]  # sorted; every known operation included
+    paths: pl.Series  # String, normalised (no trailing slash; "/" is the root), one per id
+
+    def op_index(self, name: str) -> int:
+        return self.op_names.index(name)
+
+    def op_series(self, idx: NDArray[np.uint8]) -> pl.Series:
+        """The operations at ``idx`` as an Enum column (a gather from the small table of names)."""
+        names = pl.Series("op", self.op_names, dtype=pl.Enum(list(self.op_names)))
+        return names.gather(idx)
+
+    def destinations(self, at: NDArray[np.intp]) -> NDArray[np.int32]:
+        """The destination's path id of the events at positions ``at`` (-1 for none)."""
+        idx = np.minimum(np.searchsorted(self.dst_at, at), max(self.dst_at.size - 1, 0))
+        if self.dst_at.size == 0:
+            return np.full(at.size, -1, dtype=np.int32)
+        return np.where(self.dst_at[idx] == at, self.did[idx], np.int32(-1))
+
+
+def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size: int) -> NDArray[np.int64]:
+    """``at[code]``: a row holding ``code`` (any one: a code has one text), -1 for absent codes."""
+    at = np.full(size, -1, dtype=np.int64)
+    at[codes] = rows
+    return at
+
+
+def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, Future[pl.Series]]:
+    """Dense path ids for the allowed events with a path.
 
     Paths go through polars' Categorical codes, so string work happens once per distinct path,
-    never per event. Ids follow a hash of the path text, so they do not depend on the order in
-    which a parser met the paths (and profiles are reproducible).
+    never per event (a code's text is read from one row holding it). Ids follow a hash of the path
+    text, so they do not depend on the order in which a parser met the paths (and profiles are
+    reproducible). Also returns the ancestors of the paths, computed by ``pool`` meanwhile.
     """
-    op_names = events["op"].cast(pl.Categorical).unique().cast(pl.String).to_list()
-    op_dtype = pl.Enum(sorted(set(op_names) | set(_KNOWN_OPS)))
-    usable = events["allowed"].all() and events["path"].null_count() == 0
-    ev = (events if usable else events.filter(pl.col("allowed") & pl.col("path").is_not_null())).select(
-        pl.col("time_ms").cast(pl.Int64),
-        pl.col("op").cast(op_dtype),
-        pl.col("path").cast(pl.Categorical),
-        pl.col("dst").cast(pl.Categorical),
-    )
-    distinct = pl.concat([ev["path"].unique(), ev["dst"].drop_nulls().unique()])
-    codes, first = np.unique(distinct.to_physical().to_numpy(), return_index=True)
-    raw = distinct.cast(pl.String).gather(first)
-    norm = raw.str.strip_chars_end("/").replace("", "/")
+    op_col, path_col, dst_col = (_categorical(events[c]) for c in ("op", "path", "dst"))
+    allowed = events["allowed"]
+    keep: NDArray[np.bool_] | None = None
+    if allowed.null_count() or not allowed.all() or path_col.null_count() or op_col.null_count():
+        keep = allowed.fill_null(False).to_numpy() & path_col.is_not_null().to_numpy() & op_col.is_not_null().to_numpy()
+    n_rows = events.height
+    all_rows = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64)
+
+    # operations (of every event, as before filtering): codes -> index of the name in op_names
+    op_codes = _codes(op_col, None)
+    op_at = _row_of_each_code(op_codes, all_rows, int(op_codes.max(initial=0)) + 1)
+    op_ucodes = np.flatnonzero(op_at >= 0)
+    op_present = op_col.gather(op_at[op_ucodes]).cast(pl.String).to_list()
+    op_names = tuple(sorted({o for o in op_present if o is not None} | set(_KNOWN_OPS)))
+    op_lut = np.zeros(op_at.size, dtype=np.uint8 if len(op_names) < 256 else np.uint16)
+    op_lut[op_ucodes] = [op_names.index(o) if o is not None else 0 for o in op_present]
+    op = op_lut[op_codes if keep is None else op_codes[keep]]
+
+    time = events["time_ms"]
+    time = (time if time.dtype == pl.Int64 else time.cast(pl.Int64)).to_numpy()
+    if keep is not None:
+        time = time[keep]
+    all_pcodes = _codes(path_col, None)
+    pcodes = all_pcodes if keep is None else all_pcodes[keep]
+    # destinations are rare: kept only where there is one (dst_at: positions among the kept events)
+    has_dst = dst_col.is_not_null().to_numpy()
+    dst_rows = np.flatnonzero(has_dst if keep is None else has_dst & keep)
+    dst_at = dst_rows if keep is None else dst_rows - np.searchsorted(np.flatnonzero(~keep), dst_rows)
+    dcodes = dst_col.gather(dst_rows).to_physical().to_numpy()
+
+    # the distinct codes met in the kept events (ascending) and their text, read from a row holding
+    # each (any row, kept or not: a code has one text)
+    size = int(max(all_pcodes.max(initial=0), dcodes.max(initial=0))) + 1
+    at_path = _row_of_each_code(all_pcodes, all_rows, size)
+    del all_pcodes, all_rows
+    if keep is not None:
+        kept = np.zeros(size, dtype=bool)
+        kept[pcodes] = True
+        at_path[~kept] = -1
+    at_dst = _row_of_each_code(dcodes, dst_rows, size)
+    codes = np.flatnonzero((at_path >= 0) | (at_dst >= 0))
+    from_path = at_path[codes] >= 0
+    raw = pl.concat([path_col.gather(at_path[codes[from_path]]), dst_col.gather(at_dst[codes[~from_path]])]).cast(pl.String)
+    if not from_path.all():  # put the texts in code order
+        raw = raw.gather(np.argsort(np.concatenate([codes[from_path], codes[~from_path]]), kind="stable"))
+    suspicious = (raw.str.ends_with("/") & (raw != "/")) | (raw == "")
+    norm = raw.str.strip_chars_end("/").replace("", "/") if suspicious.any() else raw
+    ancestors = pool.submit(_ancestors, norm)  # string work on another core while ids are made
     order = np.argsort(norm.hash(seed=0x4D42).to_numpy(), kind="stable")
     ranked = norm.gather(order)
-    if ranked.n_unique() == ranked.len():
+    if not suspicious.any():  # distinct codes are distinct texts
         dense = np.empty(order.size, dtype=np.int32)
         dense[order] = np.arange(order.size, dtype=np.int32)
         paths = ranked
@@ -107,117 +228,168 @@ def _path_ids(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
             .join(pl.DataFrame({"norm": paths, "id": np.arange(paths.len(), dtype=np.int32)}), on="norm",
                   how="left", maintain_order="left")["id"].to_numpy()
         )
-    lut = np.full(int(codes.max()) + 1 if codes.size else 1, -1, dtype=np.int32)
+    lut = np.full(size, -1, dtype=np.int32)
     lut[codes] = dense
-    pid = lut[ev["path"].to_physical().to_numpy()]
-    dst_codes = ev["dst"].to_physical()
-    did = pl.Series("did", lut[dst_codes.fill_null(0).to_numpy()]).set(dst_codes.is_null(), None)
-    return ev.select("time_ms", "op").with_columns(pl.Series("pid", pid), did), paths.alias("path")
+    arrays = _EventArrays(time=time, op=op, pcode=pcodes, code_pid=lut, dst_at=dst_at, did=lut[dcodes], op_names=op_names,
+                          paths=paths.alias("path"))
+    return arrays, ancestors
 
 
-def _rename_roots(renames: pl.DataFrame, n_paths: int) -> tuple[np.ndarray, np.ndarray]:
+def _rename_roots(src: NDArray[np.int32], dst: NDArray[np.int32], n_paths: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """``root[pid]``: the object id a path continues (renames' destinations map to their source's
     root, chains followed in time order) and ``last[obj]``: the path id an object ends at.
     Renames are rare next to accesses, so a walk over them is cheap."""
     root = np.arange(n_paths, dtype=np.int32)
     last = np.arange(n_paths, dtype=np.int32)
-    for src, dst in zip(renames["pid"].to_list(), renames["did"].to_list()):
-        if dst is not None:
-            obj = root[src]
-            root[dst] = obj
-            last[obj] = dst
+    for s, d in zip(src.tolist(), dst.tolist()):
+        if d >= 0:
+            obj = root[s]
+            root[d] = obj
+            last[obj] = d
     return root, last
+
+
+def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[np.intp]:
+    """The order that groups ``keys`` (ascending), time order kept within a key (ties: input
+    order). Events come in time order (the event table's contract), so a stable sort by key
+    suffices: done as two passes of numpy's radix sort on 16-bit digits, several times faster
+    than a comparison sort of 32-bit keys."""
+    if times.size > 1 and not np.all(times[1:] >= times[:-1]):
+        return np.lexsort((times, keys))
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    high = keys >> 16
+    if high.size and int(high.max()) > 0:
+        order = order[np.argsort(high[order].astype(np.uint16), kind="stable")]
+    return order
+
+
+def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.DataFrame:
+    same = obj[1:] == obj[:-1]
+    return pl.DataFrame({"obj": obj[1:][same], "gap_ms": np.diff(times)[same]},
+                        schema={"obj": pl.Int32, "gap_ms": pl.Int64})
 
 
 def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> ObjectView:
     """Classify paths, follow renames and compute the per-object table."""
-    ev, paths = _path_ids(events)
-    mkdirs_ids = np.unique(ev.filter(pl.col("op") == MKDIRS)["pid"].to_numpy())
-    dir_parts = [ancestor_directories(paths), paths.gather(mkdirs_ids)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ev, ancestors = _event_arrays(events, pool)
+        paths = ev.paths
+        mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.op == ev.op_index(MKDIRS)]])
+        dir_parts = [ancestors.result(), paths.gather(mkdirs_ids)]
     if snapshot is not None and snapshot.height:
         dir_parts.append(snapshot.filter(pl.col("is_dir"))["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/"))
     directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
     is_dir = paths.is_in(directories.implode()).to_numpy()
 
-    on_dir = pl.Series(is_dir[ev["pid"].to_numpy()])
-    dir_ev = ev.filter(on_dir)
-    dir_events = pl.DataFrame({"time_ms": dir_ev["time_ms"], "path": paths.gather(dir_ev["pid"]), "op": dir_ev["op"]})
-    file_ev = ev.filter(~on_dir & pl.col("op").is_in(_FILE_OPS))
-    root, last = _rename_roots(file_ev.filter(pl.col("op") == RENAME), paths.len())
-    file_ev = file_ev.with_columns(pl.Series("obj", root[file_ev["pid"].to_numpy()]))
+    # per-event lookups go through tables per Categorical code (one gather per event, not two)
+    code_pid = np.maximum(ev.code_pid, 0)
+    on_dir = is_dir[code_pid][ev.pcode]
+    dir_time, dir_pid, dir_op = ev.time[on_dir], code_pid[ev.pcode[on_dir]], ev.op[on_dir]
+    file_op = np.zeros(len(ev.op_names), dtype=bool)
+    file_op[[ev.op_index(o) for o in _FILE_OPS]] = True
+    on_file = ~on_dir & file_op[ev.op]
+    time, op, pcode = ev.time[on_file], ev.op[on_file], ev.pcode[on_file]
+    renames = np.flatnonzero(on_file & (ev.op == ev.op_index(RENAME)))
+    root, last = _rename_roots(code_pid[ev.pcode[renames]], ev.destinations(renames), paths.len())
+    obj = root[code_pid][pcode]
 
-    objects = _object_table(file_ev, paths, last, snapshot)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        dir_events = pool.submit(
+            lambda: pl.DataFrame({"time_ms": dir_time, "path": paths.gather(dir_pid), "op": ev.op_series(dir_op)})
+        )
+        objects, gaps = _object_table(ev, time, op, obj, lambda: code_pid[pcode], last, snapshot, pool)
+        dir_events_table = dir_events.result()
     return ObjectView(
-        file_events=file_ev.select("time_ms", "obj", "op"),
+        file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": ev.op_series(op)}),
         directories=directories,
-        dir_events=dir_events,
+        dir_events=dir_events_table,
         objects=objects,
+        gaps=gaps,
     )
 
 
 def _object_table(
-    file_ev: pl.DataFrame, paths: pl.Series, last_pid: np.ndarray, snapshot: pl.DataFrame | None
-) -> pl.DataFrame:
-    """Per-object reductions with numpy scatter operations over dense object ids."""
+    ev: _EventArrays,
+    time: NDArray[np.int64],
+    op: NDArray[np.uint8],
+    obj: NDArray[np.int32],
+    pid: Callable[[], NDArray[np.int32]],
+    last_pid: NDArray[np.int32],
+    snapshot: pl.DataFrame | None,
+    pool: Executor,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-object reductions over dense object ids (numpy), and the per-file access gaps.
+
+    Accesses are grouped by object once (time order kept): first and last access are the ends of
+    each group and the gaps its differences; creations and deletions are few, reduced in place."""
+    paths = ev.paths
     n = paths.len()
-    obj = file_ev["obj"].to_numpy()
-    time = file_ev["time_ms"].to_numpy()
-    op_codes = file_ev["op"].to_physical().to_numpy()
-    categories = list(file_ev.schema["op"].categories)  # type: ignore[attr-defined]
     big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-
-    def masked(name: str) -> np.ndarray:
-        return op_codes == categories.index(name)
-
-    def reduce(mask: np.ndarray, ufunc: np.ufunc, fill: int) -> np.ndarray:
-        out = np.full(n, fill, dtype=np.int64)
-        ufunc.at(out, obj[mask], time[mask])
-        return out
-
-    is_create, is_delete, is_open, is_list, is_rename = (
-        masked(CREATE), masked(DELETE), masked(OPEN), masked(LIST), masked(RENAME)
-    )
+    is_open, is_list = op == ev.op_index(OPEN), op == ev.op_index(LIST)
     is_access = is_open | is_list
     present = np.zeros(n, dtype=bool)
     present[obj] = True
     ids = np.flatnonzero(present)
+    depth = pool.submit(lambda: _normalised_depths(paths.gather(last_pid[ids])))  # meanwhile: string work
+    acc_obj, acc_time = obj[is_access], time[is_access]
+    order = _group_order(acc_obj, acc_time)
+    acc_obj, acc_time = acc_obj[order], acc_time[order]
+    gaps = _gaps_from_grouped(acc_obj, acc_time)
+    first_access = np.full(n, big, dtype=np.int64)
+    last_access = np.full(n, small, dtype=np.int64)
+    if acc_obj.size:
+        starts = np.flatnonzero(np.concatenate(([True], acc_obj[1:] != acc_obj[:-1])))
+        ends = np.append(starts[1:] - 1, acc_obj.size - 1)
+        first_access[acc_obj[starts]] = acc_time[starts]
+        last_access[acc_obj[ends]] = acc_time[ends]
 
-    def nullable(values: np.ndarray, fill: int) -> pl.Series:
+    def reduce(name: str, ufunc: np.ufunc, fill: int) -> NDArray[np.int64]:
+        mask = op == ev.op_index(name)
+        out = np.full(n, fill, dtype=np.int64)
+        ufunc.at(out, obj[mask], time[mask])
+        return out
+
+    def nullable(values: NDArray[np.int64], fill: int) -> pl.Series:
         picked = values[ids]
         return pl.Series(picked).set(pl.Series(picked == fill), None)
 
-    def count(mask: np.ndarray) -> np.ndarray:
+    def count(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
         return np.bincount(obj[mask], minlength=n)[ids].astype(np.int64)
 
+    accesses = np.bincount(acc_obj, minlength=n)[ids].astype(np.int64)
+    opens = count(is_open)
     table = pl.DataFrame(
         {
             "obj": ids.astype(np.int32),
             "path": paths.gather(ids),
-            "created_ms": nullable(reduce(is_create, np.minimum, big), big),
-            "first_access_ms": nullable(reduce(is_access, np.minimum, big), big),
-            "last_access_ms": nullable(reduce(is_access, np.maximum, small), small),
-            "deleted_ms": nullable(reduce(is_delete, np.maximum, small), small),
-            "accesses": count(is_access),
-            "opens": count(is_open),
-            "lists": count(is_list),
-            "renames": count(is_rename),
-            "_last_path": paths.gather(last_pid[ids]),
+            "created_ms": nullable(reduce(CREATE, np.minimum, big), big),
+            "first_access_ms": nullable(first_access, big),
+            "last_access_ms": nullable(last_access, small),
+            "deleted_ms": nullable(reduce(DELETE, np.maximum, small), small),
+            "accesses": accesses,
+            "opens": opens,
+            "lists": accesses - opens,
+            "renames": count(op == ev.op_index(RENAME)),
+            "depth": depth.result(),
         },
-        schema_overrides={c: pl.Int64 for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")},
+        schema_overrides={
+            **{c: pl.Int64 for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")},
+            "depth": pl.Int16,
+        },
     )
     if snapshot is not None and snapshot.height:
         files = snapshot.filter(~pl.col("is_dir")).select(pl.col("path").cast(pl.String))
         # snapshot files that the trace never touches under any name: cold pre-existing files
-        touched = paths.gather(np.unique(file_ev["pid"].to_numpy())).to_frame("path")
+        touched = paths.gather(np.unique(pid())).to_frame("path")
         cold = files.join(touched, on="path", how="anti").sort("path")
         cold = cold.with_columns(
             pl.int_range(n, n + cold.height, dtype=pl.Int32).alias("obj"),
             *(pl.lit(None, dtype=pl.Int64).alias(c) for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")),
             *(pl.lit(0, dtype=pl.Int64).alias(c) for c in ("accesses", "opens", "lists", "renames")),
-            pl.col("path").alias("_last_path"),
+            path_depth(pl.col("path")).alias("depth"),
         )
         table = pl.concat([table, cold.select(table.columns)])
-    return table.with_columns(path_depth(pl.col("_last_path")).alias("depth")).select("obj", *OBJECT_COLUMNS)
+    return table.select("obj", *OBJECT_COLUMNS), gaps
 
 
 def restrict_to_subtree(
@@ -245,21 +417,18 @@ def object_table(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> 
 
 
 def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
-    """Per-file access interarrivals: columns ``obj`` (object id) and ``gap_ms`` (Int64)."""
+    """Per-file access interarrivals: columns ``obj`` (object id) and ``gap_ms`` (Int64), grouped by
+    object (ascending), in time order within an object."""
     acc = file_events.filter(pl.col("op").is_in([OPEN, LIST]))
-    obj = acc["obj"].to_numpy()
+    obj = acc["obj"].cast(pl.Int32).to_numpy()
     times = acc["time_ms"].to_numpy()
-    # events are in time order (the event table's contract), so a stable sort by object suffices
-    order = np.argsort(obj, kind="stable") if np.all(times[1:] >= times[:-1]) else np.lexsort((times, obj))
-    obj, times = obj[order], times[order]
-    same = obj[1:] == obj[:-1]
-    return pl.DataFrame({"obj": obj[1:][same], "gap_ms": np.diff(times)[same]},
-                        schema={"obj": pl.Int32, "gap_ms": pl.Int64})
+    order = _group_order(obj, times)
+    return _gaps_from_grouped(obj[order], times[order])
 
 
 def access_interarrivals(events: pl.DataFrame) -> np.ndarray:
     """Milliseconds between consecutive accesses of the same file, over all files."""
-    return access_gaps(build_view(events).file_events)["gap_ms"].to_numpy()
+    return build_view(events).gaps["gap_ms"].to_numpy()
 
 
 def popularity(objects: pl.DataFrame) -> np.ndarray:

@@ -13,36 +13,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from mimesisbench.native import ENV_SWITCH
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.synthetic import write_random_access_schedule
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lanes_switch import LANE_MODES, lanes_mode  # noqa: E402
+
 TARGET_P99_MS = 1.0
-
-
-def lanes_mode(argv: list[str], mode: str) -> int | None:
-    """``--lanes native|python``: set the switch before any worker process starts; ``both``: run
-    this script once per mode (a fresh process each: the workers' forkserver keeps its environment)
-    and return the worst exit code; None to carry on in this process."""
-    if mode == "both":
-        rest = [a for i, a in enumerate(argv) if a != "--lanes" and (i == 0 or argv[i - 1] != "--lanes")]
-        rest = [a for a in rest if not a.startswith("--lanes=")]
-        codes = []
-        for lanes in ("native", "python"):
-            print(f"== lanes: {lanes}", flush=True)
-            codes.append(subprocess.run([sys.executable, __file__, *rest, "--lanes", lanes]).returncode)
-        return max(codes)
-    if mode in ("native", "python"):
-        os.environ[ENV_SWITCH] = "1" if mode == "native" else "0"
-    return None
 
 
 def main() -> int:
@@ -53,10 +36,10 @@ def main() -> int:
     parser.add_argument("--shm", default="/dev/shm")
     parser.add_argument("--rate", type=float, default=None,
                         help="offered ops/s (default: half the capacity measured first); compares lanes at one load")
-    parser.add_argument("--lanes", choices=("default", "native", "python", "both"), default="default",
+    parser.add_argument("--lanes", choices=LANE_MODES, default="default",
                         help="replay lanes: native (Rust), python, both (one run each), default (per MIMESISBENCH_NATIVE)")
     args = parser.parse_args()
-    code = lanes_mode(sys.argv[1:], args.lanes)
+    code = lanes_mode(__file__, sys.argv[1:], args.lanes)
     if code is not None:
         return code
     tmp = Path(tempfile.mkdtemp(prefix="bench-adherence-"))

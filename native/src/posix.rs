@@ -342,6 +342,34 @@ struct Pacing {
     spin_ns: i64,
 }
 
+/// Records operation `i` (started at `t0`, ended now) and publishes it; a broken backend ends
+/// the lane (the operation counts as `other`, the other lanes are stopped).
+#[inline]
+fn record(
+    out: &mut Outputs,
+    progress: &LaneProgress,
+    stop: &StopFlag,
+    i: usize,
+    t0: i64,
+    r: Result<u8, Broken>,
+) -> Option<End> {
+    out.end[i] = now_ns();
+    out.start[i] = t0;
+    let end = match r {
+        Ok(code) => {
+            out.outcome[i] = code;
+            None
+        }
+        Err(Broken(msg)) => {
+            out.outcome[i] = OTHER;
+            stop.set();
+            Some(End::Failed(msg))
+        }
+    };
+    progress.publish(i + 1);
+    end
+}
+
 /// The lane (GIL released): returns how it ended and how many operations it recorded.
 fn run(inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress: &LaneProgress) -> (End, usize) {
     let n = inp.ops.len();
@@ -359,19 +387,9 @@ fn run(inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress
             }
             let t0 = now_ns();
             let r = issue(inp.ops[i], inp.paths.get(i), target(i), &mut a, &mut b);
-            let t1 = now_ns();
-            out.start[i] = t0;
-            out.end[i] = t1;
-            match r {
-                Ok(code) => out.outcome[i] = code,
-                Err(Broken(msg)) => {
-                    out.outcome[i] = OTHER;
-                    progress.publish(i + 1);
-                    stop.set();
-                    return (End::Failed(msg), i + 1);
-                }
+            if let Some(end) = record(out, progress, stop, i, t0, r) {
+                return (end, i + 1);
             }
-            progress.publish(i + 1);
         }
         return (End::Done, n);
     }
@@ -391,19 +409,9 @@ fn run(inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress
             return (End::Drift(t0 - due), i);
         }
         let r = issue(inp.ops[i], inp.paths.get(i), target(i), &mut a, &mut b);
-        let t1 = now_ns();
-        out.start[i] = t0;
-        out.end[i] = t1;
-        match r {
-            Ok(code) => out.outcome[i] = code,
-            Err(Broken(msg)) => {
-                out.outcome[i] = OTHER;
-                progress.publish(i + 1);
-                stop.set();
-                return (End::Failed(msg), i + 1);
-            }
+        if let Some(end) = record(out, progress, stop, i, t0, r) {
+            return (end, i + 1);
         }
-        progress.publish(i + 1);
     }
     (End::Done, n)
 }

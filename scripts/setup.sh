@@ -17,6 +17,10 @@ fi
 # the native core (audit-log parser, POSIX replay loop): Rust, built with maturin and cargo
 # (crates from crates.io). Optional for the tool, which falls back to pure Python without it;
 # required for the test suite, which checks both paths against each other.
+# rustup installs cargo in ~/.cargo/bin, which a non-login shell may not have on PATH
+if ! command -v cargo >/dev/null 2>&1 && [[ -x "$HOME/.cargo/bin/cargo" ]]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
 if command -v cargo >/dev/null 2>&1; then
   .venv/bin/python -m pip install --quiet ./native
 elif [[ -n "$extras" ]]; then

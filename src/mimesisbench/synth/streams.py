@@ -16,7 +16,10 @@ All times are integer microseconds from t0. For one file type ``j``:
     closes the span at exactly first + H_j (H_j is first-to-last access, so the generated
     spans follow H_j exactly; only the closing interarrival is shorter than an F_j draw). A
     stopping-time rule would keep the pooled interarrivals exact instead, but no such rule
-    keeps Yahoo's spans within 0.4 KS (docs/generate.md, bench/bench_access_rules.py).
+    keeps Yahoo's spans within 0.4 KS (docs/generate.md, bench/bench_access_rules.py). When
+    the type has an ``access_gap_sampling`` table (computed at 2014 import,
+    ``synth.calibration``) the interarrivals are drawn from it instead of F_j, so that the
+    pooled interarrivals, closing gaps included, follow F_j as closely as the spans allow.
 
   Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
   a LIST_FILE;
@@ -255,7 +258,10 @@ def _streams(ft: FileType, limit: I64, rng: np.random.Generator, parts: list[tup
     (``limit > 0``) draw interarrivals.
     """
     n = limit.size
-    sampler = Sampler(_needed(ft, "access_interarrival"))
+    # a calibrated table when the profile has one (the pooled gaps then follow F_j despite the
+    # closing access), else F_j itself
+    table = ft.access_gap_sampling
+    sampler = Sampler(table.distribution if table is not None else _needed(ft, "access_interarrival"))
     parts.append((np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int64)))  # first accesses
     cur = np.zeros(n, dtype=np.int64)
     active = np.flatnonzero(limit > 0)

@@ -119,3 +119,18 @@ def test_scaling_keeps_or_drops_the_table() -> None:
     table = faster.types[0].access_gap_sampling
     assert table is not None and table.distribution.values[-1] == pytest.approx(F.values[-1] * 0.5)
     assert all(t.access_gap_sampling is None for t in scale_span(profile, 2.0).types)
+
+
+def test_only_files_closed_inside_the_window_use_the_table() -> None:
+    """The table is for streams that end with their closing access; a file whose span the window
+    cuts draws from F_j (the window's truncation of F_j is what validate expects there)."""
+    odd = _table(Distribution.point(50.0))  # an obviously different sampling law: 50 ms gaps
+    kw = dict(n=200, pre=(3000, 3000, 10), delete_share=0.0, accessed_share=1.0, access_interarrival=F)
+    cut = make_profile(**kw, window_ms=60_000, active_span=Distribution.point(3_600_000.0), access_gap_sampling=odd)
+    target, times = _accesses(generate_schedule(cut, GenerateOptions(), 3), 1)
+    gaps_ms = np.diff(times)[target[1:] == target[:-1]] / 1000.0
+    assert gaps_ms.size > 1000 and np.mean(gaps_ms == 50.0) < 0.01
+    closed = make_profile(**kw, window_ms=10**9, active_span=Distribution.point(1000.0), access_gap_sampling=odd)
+    target, times = _accesses(generate_schedule(closed, GenerateOptions(), 3), 1)
+    gaps_ms = np.diff(times)[target[1:] == target[:-1]] / 1000.0
+    assert np.mean(gaps_ms == 50.0) > 0.99  # 20 draws of 50 ms fill each 1 s span

@@ -17,9 +17,19 @@ interarrivals from ``C_j``, cut at the window's end (as the 2014 generator did).
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveInt,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from mimesisbench.profile.distribution import Distribution
 
@@ -99,6 +109,14 @@ class FileType(_Strict):
             if self.access_gap_sampling.distribution.values[0] < 0:
                 raise ValueError(f"{key}.distribution.values: type {self.id}: {key} has negative times")
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_table(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Profiles without an ``access_gap_sampling`` table serialise (and hash) as before it existed."""
+        data: dict[str, Any] = handler(self)
+        if self.access_gap_sampling is None:
+            data.pop("access_gap_sampling", None)
+        return data
 
 
 class OpMix(_Strict):

@@ -365,7 +365,10 @@ def _calibrated(ft: FileType, seed: int, notes: list[str]) -> FileType:
         rounds=cal.rounds,
         note=_GAP_NOTE,
     )
-    notes.append(f"type {ft.id}: access_gap_sampling calibrated: pooled interarrival KS to F_j {cal.ks_uncalibrated:.4f} -> {cal.ks:.4f}")
+    notes.append(
+        f"type {ft.id}: access_gap_sampling calibrated: pooled interarrival KS to F_j "
+        f"{cal.ks_uncalibrated:.4f} -> {cal.ks:.4f}"
+    )
     return ft.model_copy(update={"access_gap_sampling": table})
 
 

@@ -8,7 +8,8 @@ A profile is a JSON document. Times are milliseconds. Symbols follow the paper's
   ``C_j`` create interarrivals, ``G_j`` delay to first access (from creation, or from t0 for
   pre-existing files), ``H_j`` active span (first to last access), ``F_j`` per-file access
   interarrivals, ``D_j`` delete delay, ``p_j`` share of accesses that are opens (the rest list
-  the file).
+  the file); optionally a generator table ``access_gap_sampling`` (``GapSampling``: the
+  calibrated distribution span-driven types sample instead of F_j, docs/generate.md).
 
 The generator creates ``round(w_j * n)`` files of type j by a renewal process with
 interarrivals from ``C_j``, cut at the window's end (as the 2014 generator did).

@@ -16,9 +16,11 @@ the bins' masses change. Fixed point, per type:
 2. simulate the closing rule on them with the current F'_j (``closing_gaps``, vectorised, with
    the same random stream every round: common random numbers make rounds comparable);
 3. histogram the pooled gaps over the bins; multiply each bin's mass by
-   ``clip((target / output) ** ALPHA, 1 / CLIP, CLIP)``, renormalise;
-4. keep the F'_j whose pooled gaps have the smallest KS distance to F_j; stop after
-   ``PATIENCE`` rounds without improvement or ``MAX_ROUNDS`` rounds.
+   ``clip((target / output) ** alpha, 1 / CLIP, CLIP)`` (alpha starts at ``ALPHA``; a bin's
+   total factor stays within ``1 / MAX_FACTOR .. MAX_FACTOR``), renormalise;
+4. keep the F'_j whose pooled gaps have the smallest KS distance to F_j; a round that does not
+   improve restarts from the best table with alpha halved; stop when alpha falls below
+   ``ALPHA / MIN_STEP_DIVISOR``, after ``MAX_ROUNDS`` rounds, or at KS ``GOOD_KS``.
 
 Round 0 is F_j itself, so the result is never worse than no calibration on the calibration
 sample; the KS figures returned are measured again on a fresh sample (another seed).
@@ -40,7 +42,6 @@ I64 = NDArray[np.int64]
 #: bins of equal F_j probability whose masses are calibrated
 BINS = 100
 MAX_ROUNDS = 20
-PATIENCE = 4
 #: damping exponent and per-round clip of the bin-mass update
 ALPHA = 0.8
 CLIP = 2.0
@@ -48,6 +49,8 @@ CLIP = 2.0
 GOOD_KS = 0.004
 #: bound of a bin's total mass change
 MAX_FACTOR = 50.0
+#: stop when a failed round has halved the step below ALPHA / this
+MIN_STEP_DIVISOR = 16
 #: interarrival draws per simulated round (sets the number of spans for each type)
 DRAW_BUDGET = 300_000
 MIN_SPANS = 200
@@ -111,7 +114,8 @@ def calibrate_gaps(
 ) -> GapCalibration | None:
     """Calibrate the closing rule's sampling distribution for interarrivals F_j (``f``) and spans
     H_j (``h``), both in ms. ``stream`` (e.g. the type id) separates types' random streams.
-    None when there is nothing to calibrate (no positive span or a single F_j value)."""
+    None when there is nothing to calibrate (no positive span or a single F_j value).
+    ``trace``, when given, receives the KS of every round (diagnostics)."""
     values, cdf = f.arrays()
     if h.values[-1] <= 0 or values.size < 2 or values[-1] <= 0:
         return None
@@ -144,7 +148,7 @@ def calibrate_gaps(
         else:
             # worse: step again from the best table, with a smaller step
             alpha *= 0.5
-            if alpha < ALPHA / 16:
+            if alpha < ALPHA / MIN_STEP_DIVISOR:
                 break
             factor, gaps = best_factor, best_gaps
         out = np.bincount(np.minimum(np.searchsorted(edges_us, gaps, side="left"), nb - 1), minlength=nb)

@@ -92,7 +92,8 @@ def scale_time(profile: WorkloadProfile, c: float) -> WorkloadProfile:
                 t[key] = dist.scaled(c).model_dump()
         if ft.access_gap_sampling is not None:  # F and H scale alike: the calibration holds
             table = ft.access_gap_sampling
-            t["access_gap_sampling"] = table.model_copy(update={"distribution": table.distribution.scaled(c)}).model_dump()
+            scaled = table.model_copy(update={"distribution": table.distribution.scaled(c)})
+            t["access_gap_sampling"] = scaled.model_dump()
     data["window_ms"] = max(1, int(round(profile.window_ms * c)))
     return _rebuild(profile, data, f"scale_time x{c:g}")
 

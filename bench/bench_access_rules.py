@@ -8,6 +8,8 @@ measures on full schedules). Rules:
 * ``closing``: the generator's rule: F_j interarrivals while they stay within H_j of the first
   access, then a closing access at exactly first + H_j (spans exact; the closing interarrival
   is shorter than an F_j draw);
+* ``calibrated``: the closing rule drawing from the type's ``access_gap_sampling`` table (the
+  calibrated F'_j stored at import, ``mimesisbench.synth.calibration``; F_j when it has none);
 * ``crossing``: the 2014 Java generator: another F_j interarrival while the current access is
   at or before first + H_j (a stopping time: pooled gaps are F_j by Wald's identity; the last
   one overshoots the span);
@@ -34,7 +36,7 @@ from mimesisbench.synth.kstats import ks_distance
 from mimesisbench.synth.streams import Sampler
 
 YAHOO = Path(__file__).resolve().parents[2] / "shared" / "data" / "mimesisbench-yahoo-2011" / "nnmetadata.properties.zip"
-RULES = ("closing", "crossing", "mean", "nearest", "randomised")
+RULES = ("closing", "calibrated", "crossing", "mean", "nearest", "randomised")
 #: fewer files for types with many interarrivals per file (spans / F means up to 4,700 on Yahoo)
 MAX_DRAWS = 4_000_000
 MIN_FILES = 500
@@ -108,7 +110,13 @@ def main() -> None:
         cells = []
         for rule in rules:
             rng = np.random.default_rng([args.seed, t.id, 1])
-            gaps, spans = _closing(span, f, rng) if rule == "closing" else _stopping(span, f, gos[rule], rng)
+            if rule == "closing":
+                gaps, spans = _closing(span, f, rng)
+            elif rule == "calibrated":
+                table = t.access_gap_sampling
+                gaps, spans = _closing(span, Sampler(table.distribution) if table else f, rng)
+            else:
+                gaps, spans = _stopping(span, f, gos[rule], rng)
             ks_f = ks_distance(gaps / 1000.0, f_dist.cdf) or 0.0
             ks_h = ks_distance(spans / 1000.0, h_dist.cdf) or 0.0
             w = worst[rule]

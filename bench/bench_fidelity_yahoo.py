@@ -6,6 +6,7 @@ sampling noise of a KS distance at that size (1.36 / sqrt(n)); then type weights
 files-at-depth shares as absolute errors in percentage points. Bars: KS 0.02, 0.5 pp.
 
     .venv/bin/python bench/bench_fidelity_yahoo.py [--profile ZIP] [--seed 1] [--duration 30d] [--json OUT]
+        [--no-calibration]
 
 With the profile's own 10-minute window most of Yahoo's creates (C_j means of 0.06-70 s for
 round(w_j n) files each) and long spans (H_j means up to 45 min) lie past the window's end;
@@ -42,9 +43,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--duration", default=None, help="window length (20s, 10m, 30d...); default the profile's")
     ap.add_argument("--json", type=Path, default=None, help="write the full report here")
+    ap.add_argument("--no-calibration", action="store_true", help="import without access_gap_sampling tables")
     args = ap.parse_args()
 
-    profile, dirs = import_2014(args.profile)
+    profile, dirs = import_2014(args.profile, calibrate=not args.no_calibration)
     t0 = time.perf_counter()
     duration = None if args.duration is None else parse_duration_ms(args.duration)
     s = generate_schedule(profile, GenerateOptions(duration_ms=duration), args.seed, tree_from_paths(dirs))

@@ -4,7 +4,7 @@ Prints operations per CPU-second (per core: generation is single-threaded numpy)
 Python-tracked memory (numpy buffers included) per scheduled operation, and the write rate.
 
     .venv/bin/python bench/bench_generate.py [--profile PATH] [--repeat 3] [--seed 1]
-        [--scale-files X] [--write DIR] [--op-mix JSON]
+        [--scale-files X] [--write DIR] [--op-mix JSON] [--no-calibration]
 
 PATH is a profile JSON or a 2014 zip (default: ../shared/data/mimesisbench-yahoo-2011/...).
 """
@@ -30,11 +30,11 @@ from mimesisbench.synth.store import manifest_for, write_schedule
 YAHOO = Path(__file__).resolve().parents[2] / "shared" / "data" / "mimesisbench-yahoo-2011" / "nnmetadata.properties.zip"
 
 
-def load(path: Path):  # type: ignore[no-untyped-def]
+def load(path: Path, calibrate: bool = True):  # type: ignore[no-untyped-def]
     if path.suffix == ".zip":
         from mimesisbench.profile.legacy2014 import import_2014
 
-        profile, dirs = import_2014(path)
+        profile, dirs = import_2014(path, calibrate=calibrate)
         return profile, tree_from_paths(dirs)
     profile = load_profile(path)
     return profile, load_tree(path, profile)
@@ -48,9 +48,10 @@ def main() -> None:
     ap.add_argument("--scale-files", type=float, default=1.0)
     ap.add_argument("--write", type=Path, default=None, help="also time writing the schedule here")
     ap.add_argument("--op-mix", default=None, help='override op_mix, JSON, e.g. {"getfileinfo_per_access": 0.5}')
+    ap.add_argument("--no-calibration", action="store_true", help="2014 zip: import without access_gap_sampling")
     args = ap.parse_args()
 
-    profile, tree = load(args.profile)
+    profile, tree = load(args.profile, calibrate=not args.no_calibration)
     if args.op_mix:
         data = profile.model_dump()
         data["op_mix"].update(json.loads(args.op_mix))

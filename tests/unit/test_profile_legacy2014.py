@@ -11,7 +11,7 @@ import pytest
 
 from mimesisbench.cli.main import main
 from mimesisbench.errors import ProfileError
-from mimesisbench.profile.io import load_profile, tree_file_path
+from mimesisbench.profile.io import load_profile, profile_to_json, tree_file_path
 from mimesisbench.profile.legacy2014 import NOT_DELETED_MS, import_2014, parse_properties, save_imported
 from mimesisbench.profile.schema import WorkloadProfile
 
@@ -96,6 +96,17 @@ def test_yahoo_notes_say_how(yahoo: tuple[WorkloadProfile, list[str]]) -> None:
     notes = "\n".join(yahoo[0].source.notes)
     for fragment in ("CREATE_INTERARRIVAL", "AOD", "not deleted", "FILES_AT_DEPTH_WEIGHTS", "RATIO_OF_FILE_LS"):
         assert fragment in notes
+
+
+def test_yahoo_gap_sampling_tables(yahoo: tuple[WorkloadProfile, list[str]]) -> None:
+    """Import calibrates the closing rule's interarrival sampling where it helps (seeded, recorded)."""
+    tables = {t.id: t.access_gap_sampling for t in yahoo[0].types if t.access_gap_sampling is not None}
+    assert len(tables) >= 20
+    for table in tables.values():
+        assert table.ks < table.ks_uncalibrated and table.seed == 2014 and table.rounds > 0
+        assert "generator table" in table.note
+    assert tables[4].ks < 0.02 < tables[4].ks_uncalibrated
+    assert "seed 2014" in "\n".join(yahoo[0].source.notes)
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +222,12 @@ def test_synthetic_mapping(tmp_path: Path) -> None:
     assert dirs == ["/", "/a/", "/a/b/", "/c/"]
     assert profile.namespace.dirs_per_depth == [1, 2, 1]
     assert profile.namespace.files_at_depth == pytest.approx({2: 0.4, 3: 0.6})
+
+
+def test_import_without_calibration_has_no_tables(tmp_path: Path) -> None:
+    profile, _ = import_2014(_write_source(tmp_path), calibrate=False)
+    assert all(t.access_gap_sampling is None for t in profile.types)
+    assert "access_gap_sampling" not in profile_to_json(profile)  # absent tables are not written
 
 
 def test_zip_and_folder_give_the_same_profile(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ A profile is a JSON document. Times are milliseconds. Symbols follow the paper's
   ``C_j`` create interarrivals, ``G_j`` delay to first access (from creation, or from t0 for
   pre-existing files), ``H_j`` active span (first to last access), ``F_j`` per-file access
   interarrivals, ``D_j`` delete delay, ``p_j`` share of accesses that are opens (the rest list
-  the file).
+  the file); optionally a generator table ``access_gap_sampling`` (``GapSampling``: the
+  calibrated distribution span-driven types sample instead of F_j, docs/generate.md).
 
 The generator creates ``round(w_j * n)`` files of type j by a renewal process with
 interarrivals from ``C_j``, cut at the window's end (as the 2014 generator did).
@@ -17,9 +18,19 @@ interarrivals from ``C_j``, cut at the window's end (as the 2014 generator did).
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveInt,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from mimesisbench.profile.distribution import Distribution
 
@@ -31,6 +42,25 @@ Share = Annotated[float, Field(ge=0.0, le=1.0)]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class GapSampling(_Strict):
+    """A generator table for span-driven types: the distribution the closing rule draws access
+    interarrivals from instead of F_j, calibrated so that the pooled generated interarrivals
+    (accepted draws plus closing gaps) follow F_j (``mimesisbench.synth.calibration``).
+
+    Only used for types without observed popularity; spans stay exact (H_j). Computed when a
+    2014 profile is imported; the KS figures are of pooled closing-rule gaps against F_j on a
+    fresh simulated sample, with this table (``ks``) and with F_j itself (``ks_uncalibrated``).
+    """
+
+    distribution: Distribution = Field(description="F'_j, ms: what the closing rule samples")
+    ks: NonNegativeFloat = Field(description="KS of pooled generated interarrivals to F_j with this table")
+    ks_uncalibrated: NonNegativeFloat = Field(description="the same KS when sampling F_j itself")
+    seed: int = Field(description="seed of the calibration's simulation")
+    spans: PositiveInt = Field(description="spans simulated per round")
+    rounds: NonNegativeInt = Field(description="fixed-point round of the kept table")
+    note: str = ""
 
 
 class FileType(_Strict):
@@ -48,6 +78,11 @@ class FileType(_Strict):
     delete_share: Share = Field(0.0, description="share of files that are deleted (after D_j)")
     open_share: Share = Field(1.0, description="p_j: share of accesses that are opens; the rest list the file")
     accessed_share: Share = Field(1.0, description="share of files that are accessed at all")
+    access_gap_sampling: GapSampling | None = Field(
+        None,
+        description="optional generator table: F'_j sampled by the closing rule (span-driven types) so that "
+        "the generated interarrivals follow F_j; absent: F_j is sampled",
+    )
     observed: dict[str, Distribution] = Field(
         default_factory=dict,
         description="descriptive distributions for validation (popularity, type_access_interarrival, age_at_access)",
@@ -68,7 +103,21 @@ class FileType(_Strict):
             dist = getattr(self, key)
             if dist is not None and dist.values[0] < 0:
                 raise ValueError(f"{key}.values: type {self.id}: {key} has negative times")
+        if self.access_gap_sampling is not None:
+            key = "access_gap_sampling"
+            if self.access_interarrival is None:
+                raise ValueError(f"{key}: type {self.id}: a gap sampling table needs access_interarrival (F_j)")
+            if self.access_gap_sampling.distribution.values[0] < 0:
+                raise ValueError(f"{key}.distribution.values: type {self.id}: {key} has negative times")
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_table(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Profiles without an ``access_gap_sampling`` table serialise (and hash) as before it existed."""
+        data: dict[str, Any] = handler(self)
+        if self.access_gap_sampling is None:
+            data.pop("access_gap_sampling", None)
+        return data
 
 
 class OpMix(_Strict):

@@ -10,7 +10,8 @@ Each function returns a new, validated ``WorkloadProfile`` and never modifies it
 * ``scale_time(p, c)``: every interarrival and delay (C, G, H, F, D) and the window times ``c``
   (``c > 0``: the same workload ``1/c`` times faster). ``c = 0`` (as fast as possible, order
   kept) cannot be expressed as a profile: the generator handles it (``GenerateOptions``);
-* ``scale_span(p, s)``: the active spans H times ``s``;
+* ``scale_span(p, s)``: the active spans H times ``s`` (a type's ``access_gap_sampling`` table,
+  calibrated for the unscaled spans, is dropped: F_j is sampled again);
 * ``isolate(p, ids)``: only the chosen types; weights renormalised, ``n`` times their weight.
 """
 
@@ -89,6 +90,10 @@ def scale_time(profile: WorkloadProfile, c: float) -> WorkloadProfile:
             dist = getattr(ft, key)
             if dist is not None:
                 t[key] = dist.scaled(c).model_dump()
+        if ft.access_gap_sampling is not None:  # F and H scale alike: the calibration holds
+            table = ft.access_gap_sampling
+            scaled = table.model_copy(update={"distribution": table.distribution.scaled(c)})
+            t["access_gap_sampling"] = scaled.model_dump()
     data["window_ms"] = max(1, int(round(profile.window_ms * c)))
     return _rebuild(profile, data, f"scale_time x{c:g}")
 
@@ -101,6 +106,8 @@ def scale_span(profile: WorkloadProfile, s: float) -> WorkloadProfile:
         dist = profile.type_by_id(t["id"]).active_span
         if dist is not None:
             t["active_span"] = dist.scaled(s).model_dump()
+        # a gap sampling table is calibrated for the unscaled spans: F_j is sampled again
+        t["access_gap_sampling"] = None
     return _rebuild(profile, data, f"scale_span x{s:g}")
 
 

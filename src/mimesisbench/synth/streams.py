@@ -16,7 +16,10 @@ All times are integer microseconds from t0. For one file type ``j``:
     closes the span at exactly first + H_j (H_j is first-to-last access, so the generated
     spans follow H_j exactly; only the closing interarrival is shorter than an F_j draw). A
     stopping-time rule would keep the pooled interarrivals exact instead, but no such rule
-    keeps Yahoo's spans within 0.4 KS (docs/generate.md, bench/bench_access_rules.py).
+    keeps Yahoo's spans within 0.4 KS (docs/generate.md, bench/bench_access_rules.py). When
+    the type has an ``access_gap_sampling`` table (computed at 2014 import,
+    ``synth.calibration``) the interarrivals are drawn from it instead of F_j, so that the
+    pooled interarrivals, closing gaps included, follow F_j as closely as the spans allow.
 
   Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
   a LIST_FILE;
@@ -213,7 +216,7 @@ def _chunk(
             # the closing access at first + H lies past the window's end exactly when the
             # window cuts the span
             beyond[idx] = limit < span
-            last_rel = _streams(ft, limit, rng, parts)
+            last_rel = _streams(ft, limit, limit == span, rng, parts)
             # the span is first-to-last access: a stream that ends inside the window ends with an
             # access exactly at first + H (unless an interarrival landed there already)
             closing = np.flatnonzero((limit == span) & (last_rel < span))
@@ -247,15 +250,35 @@ def _chunk(
     return delete_us
 
 
-def _streams(ft: FileType, limit: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]) -> I64:
+def _streams(
+    ft: FileType, limit: I64, closed: NDArray[np.bool_], rng: np.random.Generator, parts: list[tuple[I64, I64]]
+) -> I64:
     """Access offsets from each file's first access, within ``limit`` (>= 0) of it.
 
     Appends (file index per access, offset per access) parts to ``parts`` and returns the last
-    offset per file. Every file gets its first access (offset 0); only files with room left
-    (``limit > 0``) draw interarrivals.
+    offset per file. Files whose stream the closing access ends (``closed``: the window does not
+    cut their span) draw from the type's ``access_gap_sampling`` table when it has one, so that
+    their pooled interarrivals, closing gaps included, follow F_j; the others (and every file of
+    a type without a table) draw from F_j, which the window then truncates.
     """
+    f = Sampler(_needed(ft, "access_interarrival"))
+    table = ft.access_gap_sampling
+    if table is None or not closed.any():
+        return _renewal(ft, f, limit, rng, parts)
+    calibrated = Sampler(table.distribution)
+    if closed.all():
+        return _renewal(ft, calibrated, limit, rng, parts)
+    last = np.empty(limit.size, dtype=np.int64)
+    for sel, sampler in ((np.flatnonzero(closed), calibrated), (np.flatnonzero(~closed), f)):
+        sub: list[tuple[I64, I64]] = []
+        last[sel] = _renewal(ft, sampler, limit[sel], rng, sub)
+        parts.extend((sel[f_rel], rel) for f_rel, rel in sub)
+    return last
+
+
+def _renewal(ft: FileType, sampler: Sampler, limit: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]) -> I64:
+    """``_streams`` for files that all draw from ``sampler``."""
     n = limit.size
-    sampler = Sampler(_needed(ft, "access_interarrival"))
     parts.append((np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int64)))  # first accesses
     cur = np.zeros(n, dtype=np.int64)
     active = np.flatnonzero(limit > 0)

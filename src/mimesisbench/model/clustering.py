@@ -20,6 +20,8 @@ _SKLEARN_MODULES = ("sklearn.cluster", "sklearn.preprocessing")
 
 #: objects used to fit the centroids; every object is then assigned to its nearest centroid
 FIT_SAMPLE = 50_000
+#: objects scaled and assigned to a centroid at a time
+PREDICT_ROWS = 262_144
 
 FEATURES = (
     "log_accesses",
@@ -88,13 +90,17 @@ def cluster_objects(features: NDArray[np.float64], k: int, seed: int) -> Cluster
     n = features.shape[0]
     if n == 0:
         raise ValueError("no objects to cluster")
-    scaled = StandardScaler().fit_transform(features)
+    scaler = StandardScaler().fit(features)
     rng = np.random.default_rng(seed)
-    sample = scaled if n <= FIT_SAMPLE else scaled[rng.choice(n, FIT_SAMPLE, replace=False)]
+    sample = scaler.transform(features if n <= FIT_SAMPLE else features[rng.choice(n, FIT_SAMPLE, replace=False)])
     k_eff = max(1, min(k, np.unique(sample, axis=0).shape[0]))
     model = KMeans(n_clusters=k_eff, n_init=1, random_state=int(rng.integers(2**31 - 1)))
     model.fit(sample)
-    raw = model.predict(scaled)
+    # every object to its nearest centroid, a slice at a time: scaling and assigning are per row, so
+    # this is the whole matrix's result without a scaled copy of it
+    raw = np.concatenate(
+        [model.predict(scaler.transform(features[i : i + PREDICT_ROWS])) for i in range(0, n, PREDICT_ROWS)]
+    )
     # renumber by decreasing cluster size so type 1 is the largest (stable, seed-independent order)
     sizes = np.bincount(raw, minlength=k_eff)
     order = np.lexsort((np.arange(k_eff), -sizes))

@@ -43,7 +43,7 @@ class FitConfig:
 class FittedObjects:
     """The per-object view of a trace, with the window it was cut to (reused across K)."""
 
-    view: ObjectView
+    view: ObjectView  # without file events (see ``build_view``)
     objects: pl.DataFrame  # object table restricted to the window
     gaps: pl.DataFrame  # obj, gap_ms
     t0: int
@@ -101,7 +101,7 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         raise TraceError("no events fall inside the requested window")
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
-        view = build_view(events, snapshot)
+        view = build_view(events, snapshot, file_events=False)  # the fit reads objects and gaps only
         counted = op_counts.result()
     if view.objects.height == 0:
         raise TraceError("the trace names no files (only directories or unknown operations)")

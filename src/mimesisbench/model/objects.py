@@ -52,7 +52,7 @@ OBJECT_COLUMNS = (
 class ObjectView:
     """The trace seen per object: classified file events and the set of directories."""
 
-    file_events: pl.DataFrame  # time_ms Int64, obj Int32 (object id), op String: allowed events on files
+    file_events: pl.DataFrame  # time_ms Int64, obj Int32 (object id), op Enum: allowed events on files
     directories: pl.Series  # String, unique directory paths (no trailing slash; "/" is the root)
     dir_events: pl.DataFrame  # time_ms, path, op: allowed events on directories
     objects: pl.DataFrame  # one row per file: obj (Int32 id) and OBJECT_COLUMNS
@@ -282,8 +282,12 @@ def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.D
                         schema={"obj": pl.Int32, "gap_ms": pl.Int64})
 
 
-def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> ObjectView:
-    """Classify paths, follow renames and compute the per-object table."""
+def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, file_events: bool = True) -> ObjectView:
+    """Classify paths, follow renames and compute the per-object table.
+
+    ``file_events=False`` leaves ``ObjectView.file_events`` empty (its columns, no rows): the
+    objects and gaps are computed from the file events, so a caller that needs only those (the
+    fit) does not keep a table of most events alive beside them."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
         names = ev.names
@@ -324,6 +328,8 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> Ob
         )
         objects, gaps = _object_table(names, time, op, obj, touched, last, snapshot, pool)
         dir_events_table = dir_events.result()
+    if not file_events:
+        time, obj, op = time[:0], obj[:0], op[:0]
     return ObjectView(
         file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": names.op_series(op)}),
         directories=directories,
@@ -440,7 +446,7 @@ def restrict_to_subtree(
 
 def object_table(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per file: ``OBJECT_COLUMNS`` (times nullable Int64, counts Int64, depth Int16)."""
-    return build_view(events, snapshot).objects
+    return build_view(events, snapshot, file_events=False).objects
 
 
 def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
@@ -455,7 +461,7 @@ def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
 
 def access_interarrivals(events: pl.DataFrame) -> np.ndarray:
     """Milliseconds between consecutive accesses of the same file, over all files."""
-    return build_view(events).gaps["gap_ms"].to_numpy()
+    return build_view(events, file_events=False).gaps["gap_ms"].to_numpy()
 
 
 def popularity(objects: pl.DataFrame) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 
 import numpy as np
@@ -51,10 +52,15 @@ class FittedObjects:
     has_snapshot: bool
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
-    columns: ObjectColumns  # the object table's columns as numpy, for the per-type reductions
     gap_obj: NDArray[np.int32]  # ``gaps`` as numpy
     gap_ms: NDArray[np.int64]
     dir_op_counts: dict[str, int]  # allowed events on directories per operation
+
+    @cached_property
+    def columns(self) -> ObjectColumns:
+        """The object table's columns as numpy, for the per-type reductions: made on first use
+        (after the clustering, whose peak memory then does not hold them too)."""
+        return ObjectColumns.of(self.objects)
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,6 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         view=view,
         objects=view.objects,
         gaps=view.gaps,
-        columns=ObjectColumns.of(view.objects),
         gap_obj=view.gaps["obj"].to_numpy(),
         gap_ms=view.gaps["gap_ms"].to_numpy(),
         dir_op_counts={str(op): int(c) for op, c in zip(dir_ops["op"].cast(pl.String), dir_ops["count"])},

@@ -262,7 +262,7 @@ def _rename_roots(src: NDArray[np.int32], dst: NDArray[np.int32], n_paths: int) 
     return root, last
 
 
-def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[np.intp]:
+def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[np.integer]:
     """The order that groups ``keys`` (ascending), time order kept within a key (ties: input
     order). Events come in time order (the event table's contract), so a stable sort by key
     suffices: done as two passes of numpy's radix sort on 16-bit digits, several times faster
@@ -270,9 +270,11 @@ def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[n
     if times.size > 1 and not np.all(times[1:] >= times[:-1]):
         return np.lexsort((times, keys))
     order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    high = keys >> 16
+    high = (keys >> 16).astype(np.uint16)  # ids are below 2**31 and not negative
     if high.size and int(high.max()) > 0:
-        order = order[np.argsort(high[order].astype(np.uint16), kind="stable")]
+        if order.size < 2**31:
+            order = order.astype(np.int32)  # half the memory of an intp order
+        order = order[np.argsort(high[order], kind="stable")]
     return order
 
 

@@ -44,7 +44,7 @@ class FitConfig:
 class FittedObjects:
     """The per-object view of a trace, with the window it was cut to (reused across K)."""
 
-    view: ObjectView  # without file events (see ``build_view``)
+    view: ObjectView  # without the event tables (see ``build_view``)
     objects: pl.DataFrame  # object table restricted to the window
     gaps: pl.DataFrame  # obj, gap_ms
     t0: int
@@ -107,11 +107,10 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         raise TraceError("no events fall inside the requested window")
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
-        view = build_view(events, snapshot, file_events=False)  # the fit reads objects and gaps only
+        view = build_view(events, snapshot, event_tables=False)  # the fit reads objects, gaps and counts only
         counted = op_counts.result()
     if view.objects.height == 0:
         raise TraceError("the trace names no files (only directories or unknown operations)")
-    dir_ops = view.dir_events["op"].value_counts()
     return FittedObjects(
         op_counts=counted,
         view=view,
@@ -119,7 +118,7 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         gaps=view.gaps,
         gap_obj=view.gaps["obj"].to_numpy(),
         gap_ms=view.gaps["gap_ms"].to_numpy(),
-        dir_op_counts={str(op): int(c) for op, c in zip(dir_ops["op"].cast(pl.String), dir_ops["count"])},
+        dir_op_counts=view.dir_op_counts,
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,

@@ -57,6 +57,7 @@ class ObjectView:
     dir_events: pl.DataFrame  # time_ms, path, op: allowed events on directories
     objects: pl.DataFrame  # one row per file: obj (Int32 id) and OBJECT_COLUMNS
     gaps: pl.DataFrame  # per-file access interarrivals: obj, gap_ms (see ``access_gaps``)
+    dir_op_counts: dict[str, int]  # allowed events on directories per operation (those of dir_events)
 
 
 def path_depth(paths: pl.Expr) -> pl.Expr:
@@ -284,12 +285,12 @@ def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.D
                         schema={"obj": pl.Int32, "gap_ms": pl.Int64})
 
 
-def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, file_events: bool = True) -> ObjectView:
+def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, event_tables: bool = True) -> ObjectView:
     """Classify paths, follow renames and compute the per-object table.
 
-    ``file_events=False`` leaves ``ObjectView.file_events`` empty (its columns, no rows): the
-    objects and gaps are computed from the file events, so a caller that needs only those (the
-    fit) does not keep a table of most events alive beside them."""
+    ``event_tables=False`` leaves ``ObjectView.file_events`` and ``dir_events`` empty (their
+    columns, no rows): a caller that needs only the objects, gaps and counts (the fit) then does
+    not keep tables of most events alive beside them."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
         names = ev.names
@@ -324,20 +325,26 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, fi
         touched[pid] = True
     del pid
 
+    op_counts = np.bincount(dir_op, minlength=len(names.op_names))
+    dir_op_counts = {names.op_names[i]: int(op_counts[i]) for i in np.flatnonzero(op_counts)}
+    if not event_tables:
+        dir_time, dir_pid, dir_op = (np.empty(0, dtype=a.dtype) for a in (dir_time, dir_pid, dir_op))
+
     with ThreadPoolExecutor(max_workers=1) as pool:
         dir_events = pool.submit(
             lambda: pl.DataFrame({"time_ms": dir_time, "path": paths.gather(dir_pid), "op": names.op_series(dir_op)})
         )
         objects, gaps = _object_table(names, time, op, obj, touched, last, snapshot, pool)
         dir_events_table = dir_events.result()
-    if not file_events:
-        time, obj, op = time[:0], obj[:0], op[:0]
+    if not event_tables:
+        time, obj, op = (np.empty(0, dtype=a.dtype) for a in (time, obj, op))  # not views: the arrays are freed
     return ObjectView(
         file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": names.op_series(op)}),
         directories=directories,
         dir_events=dir_events_table,
         objects=objects,
         gaps=gaps,
+        dir_op_counts=dir_op_counts,
     )
 
 
@@ -448,7 +455,7 @@ def restrict_to_subtree(
 
 def object_table(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per file: ``OBJECT_COLUMNS`` (times nullable Int64, counts Int64, depth Int16)."""
-    return build_view(events, snapshot, file_events=False).objects
+    return build_view(events, snapshot, event_tables=False).objects
 
 
 def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
@@ -463,7 +470,7 @@ def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
 
 def access_interarrivals(events: pl.DataFrame) -> np.ndarray:
     """Milliseconds between consecutive accesses of the same file, over all files."""
-    return build_view(events, file_events=False).gaps["gap_ms"].to_numpy()
+    return build_view(events, event_tables=False).gaps["gap_ms"].to_numpy()
 
 
 def popularity(objects: pl.DataFrame) -> np.ndarray:

@@ -84,12 +84,24 @@ def _parents(paths: pl.Series) -> pl.Series:
     return parent.set(no_slash, "/").replace("", "/")
 
 
+#: paths whose parents are taken at a time (the split's temporaries are a few times the text)
+PARENT_ROWS = 262_144
+
+
+def _distinct_parents(paths: pl.Series) -> pl.Series:
+    """The distinct parents of paths, a slice of ``PARENT_ROWS`` at a time (less memory, and
+    faster for millions of paths than one split of them all)."""
+    if paths.len() <= PARENT_ROWS:
+        return _parents(paths).unique()
+    return pl.concat([_parents(paths.slice(i, PARENT_ROWS)).unique() for i in range(0, paths.len(), PARENT_ROWS)]).unique()
+
+
 def _parents_of_unique(paths: pl.Series) -> list[pl.Series]:
     """The ancestors of distinct paths, one Series of distinct directories per level."""
     seen: list[pl.Series] = []
     current = paths
     while current.len() > 0:
-        parents = _parents(current).unique()
+        parents = _distinct_parents(current)
         seen.append(parents)
         current = parents.filter(parents != "/")
     return seen

@@ -361,7 +361,7 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, ev
 
 
 def _object_table(
-    ev: _Names,
+    names: _Names,
     time: NDArray[np.int64],
     op: NDArray[np.uint8],
     obj: NDArray[np.int32],
@@ -374,10 +374,10 @@ def _object_table(
 
     Accesses are grouped by object once (time order kept): first and last access are the ends of
     each group and the gaps its differences; creations and deletions are few, reduced in place."""
-    paths = ev.paths
+    paths = names.paths
     n = paths.len()
     big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    is_open, is_list = op == ev.op_index(OPEN), op == ev.op_index(LIST)
+    is_open, is_list = op == names.op_index(OPEN), op == names.op_index(LIST)
     is_access = is_open | is_list
     present = np.zeros(n, dtype=bool)
     present[obj] = True
@@ -399,7 +399,7 @@ def _object_table(
     del acc_obj, acc_time, is_access
 
     def reduce(name: str, ufunc: np.ufunc, fill: int) -> NDArray[np.int64]:
-        mask = op == ev.op_index(name)
+        mask = op == names.op_index(name)
         out = np.full(n, fill, dtype=np.int64)
         ufunc.at(out, obj[mask], time[mask])
         return out
@@ -423,7 +423,7 @@ def _object_table(
             "accesses": accesses,
             "opens": opens,
             "lists": accesses - opens,
-            "renames": count(op == ev.op_index(RENAME)),
+            "renames": count(op == names.op_index(RENAME)),
             "depth": depth.result(),
         },
         schema_overrides={

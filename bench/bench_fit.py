@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_parse import log_files  # noqa: E402
 
-from mimesisbench.model.clustering import cluster_objects, feature_matrix  # noqa: E402
+from mimesisbench.model.clustering import cluster_objects, feature_matrix, import_in_background  # noqa: E402
 from mimesisbench.model.fit import FitConfig, fit_profile, prepare, profile_from_labels  # noqa: E402
 from mimesisbench.profile.io import save_profile  # noqa: E402
 
@@ -92,6 +92,7 @@ def staged_fit(table: pl.DataFrame, config: FitConfig, out: Path) -> dict[str, t
 def _child(table_path: str, types: int, do_profile: bool, conn: Connection) -> None:
     table = pl.read_ipc(table_path)
     paths = table["path"].n_unique()
+    import_in_background().join()  # scikit-learn is imported on first use: load it before the timings
     base = _peak_rss()
     config = FitConfig(types=types, seed=1)
     result: dict[str, Any] = {"paths": paths, "events": table.height}

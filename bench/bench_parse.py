@@ -86,9 +86,11 @@ def parse_and_fit(paths: Sequence[Path], types: int, workers: int = 2) -> tuple[
     """The end-to-end unit: parse, fit a profile with ``types`` types and write it (as the CLI)."""
     import tempfile
 
+    from mimesisbench.model.clustering import import_in_background
     from mimesisbench.model.fit import FitConfig, fit_profile
     from mimesisbench.profile.io import save_profile
 
+    import_in_background()  # as the CLI does: scikit-learn is imported while the log is parsed
     table, report = parse_only(paths, workers)
     profile = fit_profile(table, None, FitConfig(types=types, seed=1))
     with tempfile.TemporaryDirectory() as tmp:

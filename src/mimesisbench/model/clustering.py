@@ -1,17 +1,27 @@
-"""File types: k-means over normalised per-object features (scikit-learn)."""
+"""File types: k-means over normalised per-object features (scikit-learn).
+
+scikit-learn is imported when first clustered (its import costs ~1.5 s of CPU, the size of a
+whole parse): ``import_in_background`` lets a caller start that import on another thread while
+it parses a trace (the native parse releases the GIL), as ``mimesisbench model`` does.
+"""
 
 from __future__ import annotations
 
+import importlib
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
-from sklearn.cluster import KMeans
-from sklearn.preprocessing import StandardScaler
+
+#: the modules ``cluster_objects`` imports
+_SKLEARN_MODULES = ("sklearn.cluster", "sklearn.preprocessing")
 
 #: objects used to fit the centroids; every object is then assigned to its nearest centroid
 FIT_SAMPLE = 50_000
+#: objects scaled and assigned to a centroid at a time
+PREDICT_ROWS = 262_144
 
 FEATURES = (
     "log_accesses",
@@ -47,6 +57,22 @@ def feature_matrix(objects: pl.DataFrame, t0: int, window_ms: int) -> NDArray[np
     return out
 
 
+def _import_sklearn() -> None:
+    for name in _SKLEARN_MODULES:
+        importlib.import_module(name)
+
+
+def import_in_background() -> threading.Thread:
+    """Start importing scikit-learn on a daemon thread and return it (joining is optional: an
+    import of the same modules elsewhere waits for this one through Python's import locks).
+
+    For a caller about to do long work that releases the GIL (the native audit-log parse), so
+    the import uses the idle core instead of delaying ``cluster_objects``."""
+    thread = threading.Thread(target=_import_sklearn, name="mimesisbench-import-sklearn", daemon=True)
+    thread.start()
+    return thread
+
+
 @dataclass(frozen=True)
 class Clustering:
     """A fitted assignment of objects to types 1..k (ordered by decreasing size)."""
@@ -58,16 +84,23 @@ class Clustering:
 
 def cluster_objects(features: NDArray[np.float64], k: int, seed: int) -> Clustering:
     """k-means with k-means++ init on standardised features; fitted on a sample, applied to all."""
+    from sklearn.cluster import KMeans
+    from sklearn.preprocessing import StandardScaler
+
     n = features.shape[0]
     if n == 0:
         raise ValueError("no objects to cluster")
-    scaled = StandardScaler().fit_transform(features)
+    scaler = StandardScaler().fit(features)
     rng = np.random.default_rng(seed)
-    sample = scaled if n <= FIT_SAMPLE else scaled[rng.choice(n, FIT_SAMPLE, replace=False)]
+    sample = scaler.transform(features if n <= FIT_SAMPLE else features[rng.choice(n, FIT_SAMPLE, replace=False)])
     k_eff = max(1, min(k, np.unique(sample, axis=0).shape[0]))
     model = KMeans(n_clusters=k_eff, n_init=1, random_state=int(rng.integers(2**31 - 1)))
     model.fit(sample)
-    raw = model.predict(scaled)
+    # every object to its nearest centroid, a slice at a time: scaling and assigning are per row, so
+    # this is the whole matrix's result without a scaled copy of it
+    raw = np.concatenate(
+        [model.predict(scaler.transform(features[i : i + PREDICT_ROWS])) for i in range(0, n, PREDICT_ROWS)]
+    )
     # renumber by decreasing cluster size so type 1 is the largest (stable, seed-independent order)
     sizes = np.bincount(raw, minlength=k_eff)
     order = np.lexsort((np.arange(k_eff), -sizes))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 
 import numpy as np
@@ -43,7 +44,7 @@ class FitConfig:
 class FittedObjects:
     """The per-object view of a trace, with the window it was cut to (reused across K)."""
 
-    view: ObjectView
+    view: ObjectView  # without the event tables (see ``build_view``)
     objects: pl.DataFrame  # object table restricted to the window
     gaps: pl.DataFrame  # obj, gap_ms
     t0: int
@@ -51,10 +52,15 @@ class FittedObjects:
     has_snapshot: bool
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
-    columns: ObjectColumns  # the object table's columns as numpy, for the per-type reductions
     gap_obj: NDArray[np.int32]  # ``gaps`` as numpy
     gap_ms: NDArray[np.int64]
     dir_op_counts: dict[str, int]  # allowed events on directories per operation
+
+    @cached_property
+    def columns(self) -> ObjectColumns:
+        """The object table's columns as numpy, for the per-type reductions: made on first use
+        (after the clustering, whose peak memory then does not hold them too)."""
+        return ObjectColumns.of(self.objects)
 
 
 @dataclass(frozen=True)
@@ -101,20 +107,18 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         raise TraceError("no events fall inside the requested window")
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
-        view = build_view(events, snapshot)
+        view = build_view(events, snapshot, event_tables=False)  # the fit reads objects, gaps and counts only
         counted = op_counts.result()
     if view.objects.height == 0:
         raise TraceError("the trace names no files (only directories or unknown operations)")
-    dir_ops = view.dir_events["op"].value_counts()
     return FittedObjects(
         op_counts=counted,
         view=view,
         objects=view.objects,
         gaps=view.gaps,
-        columns=ObjectColumns.of(view.objects),
         gap_obj=view.gaps["obj"].to_numpy(),
         gap_ms=view.gaps["gap_ms"].to_numpy(),
-        dir_op_counts={str(op): int(c) for op, c in zip(dir_ops["op"].cast(pl.String), dir_ops["count"])},
+        dir_op_counts=view.dir_op_counts,
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,

@@ -14,7 +14,6 @@ and listings of directories are counted separately in the operation mix.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -53,11 +52,12 @@ OBJECT_COLUMNS = (
 class ObjectView:
     """The trace seen per object: classified file events and the set of directories."""
 
-    file_events: pl.DataFrame  # time_ms Int64, obj Int32 (object id), op String: allowed events on files
+    file_events: pl.DataFrame  # time_ms Int64, obj Int32 (object id), op Enum: allowed events on files
     directories: pl.Series  # String, unique directory paths (no trailing slash; "/" is the root)
     dir_events: pl.DataFrame  # time_ms, path, op: allowed events on directories
     objects: pl.DataFrame  # one row per file: obj (Int32 id) and OBJECT_COLUMNS
     gaps: pl.DataFrame  # per-file access interarrivals: obj, gap_ms (see ``access_gaps``)
+    dir_op_counts: dict[str, int]  # allowed events on directories per operation (those of dir_events)
 
 
 def path_depth(paths: pl.Expr) -> pl.Expr:
@@ -84,12 +84,24 @@ def _parents(paths: pl.Series) -> pl.Series:
     return parent.set(no_slash, "/").replace("", "/")
 
 
+#: paths whose parents are taken at a time (the split's temporaries are a few times the text)
+PARENT_ROWS = 262_144
+
+
+def _distinct_parents(paths: pl.Series) -> pl.Series:
+    """The distinct parents of paths, a slice of ``PARENT_ROWS`` at a time (less memory, and
+    faster for millions of paths than one split of them all)."""
+    if paths.len() <= PARENT_ROWS:
+        return _parents(paths).unique()
+    return pl.concat([_parents(paths.slice(i, PARENT_ROWS)).unique() for i in range(0, paths.len(), PARENT_ROWS)]).unique()
+
+
 def _parents_of_unique(paths: pl.Series) -> list[pl.Series]:
     """The ancestors of distinct paths, one Series of distinct directories per level."""
     seen: list[pl.Series] = []
     current = paths
     while current.len() > 0:
-        parents = _parents(current).unique()
+        parents = _distinct_parents(current)
         seen.append(parents)
         current = parents.filter(parents != "/")
     return seen
@@ -124,15 +136,9 @@ def _codes(col: pl.Series, keep: NDArray[np.bool_] | None) -> NDArray[np.uint32]
 
 
 @dataclass(frozen=True)
-class _EventArrays:
-    """Allowed events with a path, as numpy columns over dense path ids."""
+class _Names:
+    """The texts behind the dense ids of ``_EventArrays``."""
 
-    time: NDArray[np.int64]
-    op: NDArray[np.uint8]  # index into ``op_names``
-    pcode: NDArray[np.uint32]  # the path's Categorical code ...
-    code_pid: NDArray[np.int32]  # ... and each code's path id (index into ``paths``; -1: unused code)
-    dst_at: NDArray[np.intp]  # the events (ascending positions) that have a destination ...
-    did: NDArray[np.int32]  # ... and its path id
     op_names: tuple[str, ...]  # sorted; every known operation included
     paths: pl.Series  # String, normalised (no trailing slash; "/" is the root), one per id
 
@@ -144,12 +150,34 @@ class _EventArrays:
         names = pl.Series("op", self.op_names, dtype=pl.Enum(list(self.op_names)))
         return names.gather(idx)
 
+
+@dataclass(frozen=True)
+class _EventArrays:
+    """Every row of the event table as numpy columns over dense path ids; only the rows of
+    ``keep`` (allowed events with a path and an operation) count. The columns are the table's own
+    buffers where they can be (no copy of 10 M-row columns)."""
+
+    time: NDArray[np.int64]
+    op: NDArray[np.uint8]  # index into ``names.op_names``
+    pcode: NDArray[np.uint32]  # the path's Categorical code ...
+    code_pid: NDArray[np.int32]  # ... and each code's path id (index into ``paths``; -1: unused code)
+    keep: NDArray[np.bool_] | None  # the rows that count (None: all)
+    dst_at: NDArray[np.intp]  # the kept rows (ascending) that have a destination ...
+    did: NDArray[np.int32]  # ... and its path id
+    names: _Names
+
     def destinations(self, at: NDArray[np.intp]) -> NDArray[np.int32]:
-        """The destination's path id of the events at positions ``at`` (-1 for none)."""
+        """The destination's path id of the rows ``at`` (-1 for none)."""
         idx = np.minimum(np.searchsorted(self.dst_at, at), max(self.dst_at.size - 1, 0))
         if self.dst_at.size == 0:
             return np.full(at.size, -1, dtype=np.int32)
         return np.where(self.dst_at[idx] == at, self.did[idx], np.int32(-1))
+
+    def kept(self, mask: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """``mask`` restricted to the rows that count (in place)."""
+        if self.keep is not None:
+            mask &= self.keep
+        return mask
 
 
 def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size: int) -> NDArray[np.int64]:
@@ -183,28 +211,26 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
     op_names = tuple(sorted({o for o in op_present if o is not None} | set(_KNOWN_OPS)))
     op_lut = np.zeros(op_at.size, dtype=np.uint8 if len(op_names) < 256 else np.uint16)
     op_lut[op_ucodes] = [op_names.index(o) if o is not None else 0 for o in op_present]
-    op = op_lut[op_codes if keep is None else op_codes[keep]]
+    op = op_lut[op_codes]  # every row (as time and path codes): rows outside ``keep`` are never read
+    del op_codes
 
     time = events["time_ms"]
     time = (time if time.dtype == pl.Int64 else time.cast(pl.Int64)).to_numpy()
-    if keep is not None:
-        time = time[keep]
     all_pcodes = _codes(path_col, None)
-    pcodes = all_pcodes if keep is None else all_pcodes[keep]
-    # destinations are rare: kept only where there is one (dst_at: positions among the kept events)
+    # destinations are rare: kept only where there is one
     has_dst = dst_col.is_not_null().to_numpy()
     dst_rows = np.flatnonzero(has_dst if keep is None else has_dst & keep)
-    dst_at = dst_rows if keep is None else dst_rows - np.searchsorted(np.flatnonzero(~keep), dst_rows)
+    del has_dst
     dcodes = dst_col.gather(dst_rows).to_physical().to_numpy()
 
     # the distinct codes met in the kept events (ascending) and their text, read from a row holding
     # each (any row, kept or not: a code has one text)
     size = int(max(all_pcodes.max(initial=0), dcodes.max(initial=0))) + 1
     at_path = _row_of_each_code(all_pcodes, all_rows, size)
-    del all_pcodes, all_rows
+    del all_rows
     if keep is not None:
         kept = np.zeros(size, dtype=bool)
-        kept[pcodes] = True
+        kept[all_pcodes[keep]] = True
         at_path[~kept] = -1
     at_dst = _row_of_each_code(dcodes, dst_rows, size)
     codes = np.flatnonzero((at_path >= 0) | (at_dst >= 0))
@@ -230,8 +256,8 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
         )
     lut = np.full(size, -1, dtype=np.int32)
     lut[codes] = dense
-    arrays = _EventArrays(time=time, op=op, pcode=pcodes, code_pid=lut, dst_at=dst_at, did=lut[dcodes], op_names=op_names,
-                          paths=paths.alias("path"))
+    arrays = _EventArrays(time=time, op=op, pcode=all_pcodes, code_pid=lut, keep=keep, dst_at=dst_rows, did=lut[dcodes],
+                          names=_Names(op_names=op_names, paths=paths.alias("path")))
     return arrays, ancestors
 
 
@@ -249,7 +275,7 @@ def _rename_roots(src: NDArray[np.int32], dst: NDArray[np.int32], n_paths: int) 
     return root, last
 
 
-def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[np.intp]:
+def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[np.integer]:
     """The order that groups ``keys`` (ascending), time order kept within a key (ties: input
     order). Events come in time order (the event table's contract), so a stable sort by key
     suffices: done as two passes of numpy's radix sort on 16-bit digits, several times faster
@@ -257,9 +283,11 @@ def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[n
     if times.size > 1 and not np.all(times[1:] >= times[:-1]):
         return np.lexsort((times, keys))
     order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    high = keys >> 16
+    high = (keys >> 16).astype(np.uint16)  # ids are below 2**31 and not negative
     if high.size and int(high.max()) > 0:
-        order = order[np.argsort(high[order].astype(np.uint16), kind="stable")]
+        if order.size < 2**31:
+            order = order.astype(np.int32)  # half the memory of an intp order
+        order = order[np.argsort(high[order], kind="stable")]
     return order
 
 
@@ -269,12 +297,17 @@ def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.D
                         schema={"obj": pl.Int32, "gap_ms": pl.Int64})
 
 
-def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> ObjectView:
-    """Classify paths, follow renames and compute the per-object table."""
+def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, event_tables: bool = True) -> ObjectView:
+    """Classify paths, follow renames and compute the per-object table.
+
+    ``event_tables=False`` leaves ``ObjectView.file_events`` and ``dir_events`` empty (their
+    columns, no rows): a caller that needs only the objects, gaps and counts (the fit) then does
+    not keep tables of most events alive beside them."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
-        paths = ev.paths
-        mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.op == ev.op_index(MKDIRS)]])
+        names = ev.names
+        paths = names.paths
+        mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.kept(ev.op == names.op_index(MKDIRS))]])
         dir_parts = [ancestors.result(), paths.gather(mkdirs_ids)]
     if snapshot is not None and snapshot.height:
         dir_parts.append(snapshot.filter(pl.col("is_dir"))["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/"))
@@ -283,37 +316,56 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> Ob
 
     # per-event lookups go through tables per Categorical code (one gather per event, not two)
     code_pid = np.maximum(ev.code_pid, 0)
-    on_dir = is_dir[code_pid][ev.pcode]
+    on_dir = ev.kept(is_dir[code_pid][ev.pcode])
     dir_time, dir_pid, dir_op = ev.time[on_dir], code_pid[ev.pcode[on_dir]], ev.op[on_dir]
-    file_op = np.zeros(len(ev.op_names), dtype=bool)
-    file_op[[ev.op_index(o) for o in _FILE_OPS]] = True
-    on_file = ~on_dir & file_op[ev.op]
+    file_op = np.zeros(len(names.op_names), dtype=bool)
+    file_op[[names.op_index(o) for o in _FILE_OPS]] = True
+    on_file = ev.kept(~on_dir & file_op[ev.op])
+    del on_dir
     time, op, pcode = ev.time[on_file], ev.op[on_file], ev.pcode[on_file]
-    renames = np.flatnonzero(on_file & (ev.op == ev.op_index(RENAME)))
+    renames = np.flatnonzero(on_file & (ev.op == names.op_index(RENAME)))
+    del on_file
     root, last = _rename_roots(code_pid[ev.pcode[renames]], ev.destinations(renames), paths.len())
-    obj = root[code_pid][pcode]
+    del ev  # the event-sized columns: from here on only the file events' own
+    pid = code_pid[pcode]
+    del pcode
+    obj = root[pid]
+    # the path ids the file events name (for the snapshot's cold files), as a mask over ids
+    touched: NDArray[np.bool_] | None = None
+    if snapshot is not None and snapshot.height:
+        touched = np.zeros(paths.len(), dtype=bool)
+        touched[pid] = True
+    del pid
+
+    op_counts = np.bincount(dir_op, minlength=len(names.op_names))
+    dir_op_counts = {names.op_names[i]: int(op_counts[i]) for i in np.flatnonzero(op_counts)}
+    if not event_tables:
+        dir_time, dir_pid, dir_op = (np.empty(0, dtype=a.dtype) for a in (dir_time, dir_pid, dir_op))
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         dir_events = pool.submit(
-            lambda: pl.DataFrame({"time_ms": dir_time, "path": paths.gather(dir_pid), "op": ev.op_series(dir_op)})
+            lambda: pl.DataFrame({"time_ms": dir_time, "path": paths.gather(dir_pid), "op": names.op_series(dir_op)})
         )
-        objects, gaps = _object_table(ev, time, op, obj, lambda: code_pid[pcode], last, snapshot, pool)
+        objects, gaps = _object_table(names, time, op, obj, touched, last, snapshot, pool)
         dir_events_table = dir_events.result()
+    if not event_tables:
+        time, obj, op = (np.empty(0, dtype=a.dtype) for a in (time, obj, op))  # not views: the arrays are freed
     return ObjectView(
-        file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": ev.op_series(op)}),
+        file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": names.op_series(op)}),
         directories=directories,
         dir_events=dir_events_table,
         objects=objects,
         gaps=gaps,
+        dir_op_counts=dir_op_counts,
     )
 
 
 def _object_table(
-    ev: _EventArrays,
+    names: _Names,
     time: NDArray[np.int64],
     op: NDArray[np.uint8],
     obj: NDArray[np.int32],
-    pid: Callable[[], NDArray[np.int32]],
+    touched: NDArray[np.bool_] | None,
     last_pid: NDArray[np.int32],
     snapshot: pl.DataFrame | None,
     pool: Executor,
@@ -322,10 +374,10 @@ def _object_table(
 
     Accesses are grouped by object once (time order kept): first and last access are the ends of
     each group and the gaps its differences; creations and deletions are few, reduced in place."""
-    paths = ev.paths
+    paths = names.paths
     n = paths.len()
     big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    is_open, is_list = op == ev.op_index(OPEN), op == ev.op_index(LIST)
+    is_open, is_list = op == names.op_index(OPEN), op == names.op_index(LIST)
     is_access = is_open | is_list
     present = np.zeros(n, dtype=bool)
     present[obj] = True
@@ -334,6 +386,7 @@ def _object_table(
     acc_obj, acc_time = obj[is_access], time[is_access]
     order = _group_order(acc_obj, acc_time)
     acc_obj, acc_time = acc_obj[order], acc_time[order]
+    del order
     gaps = _gaps_from_grouped(acc_obj, acc_time)
     first_access = np.full(n, big, dtype=np.int64)
     last_access = np.full(n, small, dtype=np.int64)
@@ -342,9 +395,11 @@ def _object_table(
         ends = np.append(starts[1:] - 1, acc_obj.size - 1)
         first_access[acc_obj[starts]] = acc_time[starts]
         last_access[acc_obj[ends]] = acc_time[ends]
+    accesses = np.bincount(acc_obj, minlength=n)[ids].astype(np.int64)
+    del acc_obj, acc_time, is_access
 
     def reduce(name: str, ufunc: np.ufunc, fill: int) -> NDArray[np.int64]:
-        mask = op == ev.op_index(name)
+        mask = op == names.op_index(name)
         out = np.full(n, fill, dtype=np.int64)
         ufunc.at(out, obj[mask], time[mask])
         return out
@@ -356,7 +411,6 @@ def _object_table(
     def count(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
         return np.bincount(obj[mask], minlength=n)[ids].astype(np.int64)
 
-    accesses = np.bincount(acc_obj, minlength=n)[ids].astype(np.int64)
     opens = count(is_open)
     table = pl.DataFrame(
         {
@@ -369,7 +423,7 @@ def _object_table(
             "accesses": accesses,
             "opens": opens,
             "lists": accesses - opens,
-            "renames": count(op == ev.op_index(RENAME)),
+            "renames": count(op == names.op_index(RENAME)),
             "depth": depth.result(),
         },
         schema_overrides={
@@ -380,8 +434,8 @@ def _object_table(
     if snapshot is not None and snapshot.height:
         files = snapshot.filter(~pl.col("is_dir")).select(pl.col("path").cast(pl.String))
         # snapshot files that the trace never touches under any name: cold pre-existing files
-        touched = paths.gather(np.unique(pid())).to_frame("path")
-        cold = files.join(touched, on="path", how="anti").sort("path")
+        touched_paths = paths.filter(pl.Series(touched)).to_frame("path") if touched is not None else paths.clear().to_frame("path")
+        cold = files.join(touched_paths, on="path", how="anti").sort("path")
         cold = cold.with_columns(
             pl.int_range(n, n + cold.height, dtype=pl.Int32).alias("obj"),
             *(pl.lit(None, dtype=pl.Int64).alias(c) for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")),
@@ -413,7 +467,7 @@ def restrict_to_subtree(
 
 def object_table(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per file: ``OBJECT_COLUMNS`` (times nullable Int64, counts Int64, depth Int16)."""
-    return build_view(events, snapshot).objects
+    return build_view(events, snapshot, event_tables=False).objects
 
 
 def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
@@ -428,7 +482,7 @@ def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
 
 def access_interarrivals(events: pl.DataFrame) -> np.ndarray:
     """Milliseconds between consecutive accesses of the same file, over all files."""
-    return build_view(events).gaps["gap_ms"].to_numpy()
+    return build_view(events, event_tables=False).gaps["gap_ms"].to_numpy()
 
 
 def popularity(objects: pl.DataFrame) -> np.ndarray:

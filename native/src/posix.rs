@@ -174,8 +174,9 @@ fn sleep_until(t_ns: i64) {
     unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
 }
 
-/// Sleep (in slices of at most 1 ms) until `spin_ns` before `due`, then spin; false when a stop
-/// was requested meanwhile.
+/// Sleep (in slices of at most 1 ms) until `spin_ns` before `due`, then spin yielding the core
+/// (`sched_yield`: another lane of the worker that is due runs first); false when a stop was
+/// requested meanwhile.
 fn wait_until(due: i64, stop: &StopFlag, spin_ns: i64) -> bool {
     loop {
         if stop.stopped() {
@@ -195,7 +196,8 @@ fn wait_until(due: i64, stop: &StopFlag, spin_ns: i64) -> bool {
         if stop.stopped() {
             return false;
         }
-        std::hint::spin_loop();
+        // SAFETY: sched_yield takes no arguments and cannot fail on Linux.
+        unsafe { libc::sched_yield() };
     }
     true
 }

@@ -13,6 +13,8 @@ import _thread
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -437,3 +439,21 @@ def test_random_sequences_through_the_native_lane_agree_with_the_reference() -> 
         settings=settings(max_examples=40, stateful_step_count=25, deadline=None,
                           suppress_health_check=list(HealthCheck)),
     )
+
+
+def test_posix_lanes_default_to_at_most_the_cores_the_worker_may_use(tmp_path: Path) -> None:
+    """Four lanes, but one on a process pinned to one core (more busy lanes than cores would take
+    each other's cores)."""
+    code = (
+        "import os, sys\n"
+        "from mimesisbench.backends.posix import PosixBackend\n"
+        "b = PosixBackend('posix:' + sys.argv[1])\n"
+        "before = b.default_lanes()\n"
+        "os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})\n"
+        "print(before, b.default_lanes())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "base")], capture_output=True, text=True,
+                          check=True)
+    before, pinned = (int(x) for x in done.stdout.split())
+    assert before == min(4, len(os.sched_getaffinity(0)))
+    assert pinned == 1

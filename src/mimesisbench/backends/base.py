@@ -124,6 +124,11 @@ class Backend(ABC):
     def __init__(self, url: str) -> None:
         self.url = url
 
+    def default_lanes(self) -> int:
+        """Lanes per worker when the run does not say (``default_concurrency``; a backend may
+        adapt it to the machine)."""
+        return self.default_concurrency
+
     # ------------------------------------------------------------------ lifecycle
 
     def setup(self, *, reuse: bool) -> None:  # noqa: B027 - optional hook

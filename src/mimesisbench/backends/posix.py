@@ -68,6 +68,17 @@ class PosixBackend(Backend):
         self.base = safety.resolve_base(rest)
         self.created_base = False
 
+    def default_lanes(self) -> int:
+        """Four lanes, but no more than the cores this process may use: lanes are threads that
+        spin briefly before due times, so more of them than cores take each other's cores (the
+        p99 lateness shows it), and a local file system's calls do not block. On a mount whose
+        calls block (NFS, Lustre) ask for more with ``--concurrency``."""
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            cores = os.cpu_count() or 1
+        return max(1, min(self.default_concurrency, cores))
+
     # ------------------------------------------------------------------ lifecycle
 
     def setup(self, *, reuse: bool) -> None:

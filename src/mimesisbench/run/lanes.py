@@ -48,9 +48,9 @@ PRELOAD_LIMIT = 2_000_000
 SPIN_NS = 150_000
 #: the same for a native lane that is its worker's only lane
 NATIVE_SPIN_NS = 150_000
-#: ... and for each native lane of a worker with several (spinning threads would take the cores
-#: from each other: more lanes than cores is common)
-NATIVE_MULTI_SPIN_NS = 0
+#: ... and for each native lane of a worker with several (native lanes spin yielding the core to
+#: a lane that is due; the posix backend runs no more lanes than cores by default)
+NATIVE_MULTI_SPIN_NS = 100_000
 #: longest single sleep, so a stop request is noticed promptly
 MAX_SLEEP_NS = 50_000_000
 #: "never" for a disabled drift limit

@@ -116,7 +116,7 @@ class Worker:
         self.backend = backend
         if spec.build_namespace and not backend.stateless:
             build_namespace(backend, schedule, threads=1, show_progress=False)
-        n_lanes = spec.concurrency or backend.default_concurrency
+        n_lanes = spec.concurrency or backend.default_lanes()
         if not backend.thread_safe and not backend.is_async:
             n_lanes = 1
         n_lanes = max(1, min(n_lanes, max(1, frame.height)))

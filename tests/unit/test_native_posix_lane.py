@@ -9,7 +9,6 @@ builds it): these tests fail, not skip, without it. No timing assertions (see ``
 
 from __future__ import annotations
 
-import _thread
 import json
 import os
 import shutil
@@ -29,8 +28,6 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from mimesisbench.backends.base import NativeLaneRunner, Outcome
 from mimesisbench.backends.posix import PosixBackend
-from mimesisbench.engine.base import EngineEvent
-from mimesisbench.engine.local import LocalEngine
 from mimesisbench.errors import BackendError
 from mimesisbench.native import ENV_SWITCH, native_module
 from mimesisbench.results import rundir
@@ -40,7 +37,7 @@ from mimesisbench.run.lanes import Lane, StopSignal, binary_buffers, run_native_
 from mimesisbench.run.partition import plan_partition
 from mimesisbench.run.phase1 import build_namespace
 from mimesisbench.run.schedule import load_schedule
-from mimesisbench.run.worker import Progress, WorkerSpec, run_worker_inline
+from mimesisbench.run.worker import WorkerSpec, run_worker_inline
 from mimesisbench.synth.format import OpCode
 from tests.unit.test_backend_conformance import (  # collected here again, against the native lane
     Conformance,
@@ -51,6 +48,7 @@ from tests.unit.test_backend_conformance import (  # collected here again, again
     test_missing_things_are_not_found,  # noqa: F401
     test_rename_moves_and_refuses_an_existing_target,  # noqa: F401
 )
+from tests.unit.test_run_failures import InterruptingEngine
 from tests.unit.test_run_schedules import workload
 
 O = OpCode
@@ -366,26 +364,11 @@ def test_a_worker_replays_alike_with_native_and_python_lanes(
     assert (native["end_ns"] >= native["start_ns"]).all() and (native["start_ns"] >= 0).all()
 
 
-class _InterruptingEngine(LocalEngine):
-    """The local engine, plus a Ctrl-C (in the main thread) once some operations were issued."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fired = False
-
-    def poll(self, timeout_s: float) -> list[EngineEvent]:
-        events = super().poll(timeout_s)
-        if not self.fired and any(isinstance(e, Progress) and e.issued > 0 for e in events):
-            self.fired = True
-            _thread.interrupt_main()
-        return events
-
-
 def test_a_posix_run_records_the_native_lane_and_ctrl_c_keeps_partial_results(tmp_path: Path) -> None:
     schedule = workload(tmp_path / "s", files_per_type=30, span_us=1_000_000)
     config = RunConfig(schedule=str(schedule), backend=f"posix:{tmp_path / 'base'}", out=str(tmp_path / "runs"),
                        time_scale=6.0)
-    report = run_benchmark(config, show_progress=False, engine=_InterruptingEngine())
+    report = run_benchmark(config, show_progress=False, engine=InterruptingEngine())
     assert not report.complete and report.status == "interrupted"
     samples = pl.read_parquet(report.run_dir / rundir.SAMPLES)
     summary = json.loads((report.run_dir / rundir.SUMMARY).read_text())

@@ -82,6 +82,17 @@ def main() -> None:
     print(f"  of which {len(beyond_noise)} exceed bar + sampling noise")
     for tid, k, v, n, noise in sorted(over, key=lambda o: -o[2])[:15]:
         print(f"    type {tid:>2} {k:<24} {v:.4f}  n={n:,}  noise ±{noise:.4f}")
+    split = [(tid, row) for tid, row in report["types"].items() if "interarrival_by_population" in row]
+    if split:
+        print("F_j by population (pre-existing files: stopping-time rule; created files: closing rule, spans exact):")
+        for tid, row in split:
+            pre, cre = row["interarrival_by_population"]["pre_existing"], row["interarrival_by_population"]["created"]
+            share = cre["n"] / max(pre["n"] + cre["n"], 1)
+            flag = "*" if (row["ks_interarrival"] or 0.0) > KS_BAR else " "
+            print(
+                f"  type {tid:>2}{flag} all {row['ks_interarrival']}  pre-existing {pre['ks']} (n={pre['n']:,})  "
+                f"created {cre['ks']} (n={cre['n']:,}, {share:.0%} of the gaps)"
+            )
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_activation", "ks_delete", "ks_create_interarrival", "ks_depth"):
         print(f"pooled {key}: {report.get(key)}")
     tw, dp = report["type_weight_max_abs_error_pp"], report["depth_share_max_abs_error_pp"]

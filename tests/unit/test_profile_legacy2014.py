@@ -220,6 +220,10 @@ def test_synthetic_mapping(tmp_path: Path) -> None:
     assert t2.delete_share == pytest.approx(0.2)
     assert t2.delete_delay is not None and t2.delete_delay.values == [500.0]
     assert dirs == ["/", "/a/", "/a/b/", "/c/"]
+    # the format's spans describe the files created in the trace's window
+    assert all(t.span_population == "created" for t in profile.types)
+    assert '"span_population": "created"' in profile_to_json(profile)
+    assert "span_population 'created'" in "\n".join(profile.source.notes)
     assert profile.namespace.dirs_per_depth == [1, 2, 1]
     assert profile.namespace.files_at_depth == pytest.approx({2: 0.4, 3: 0.6})
 

@@ -45,6 +45,7 @@ CASES = [
     (_set(["namespace", "files_at_depth", "2"], 0.7), "namespace.files_at_depth"),
     (_set(["types", 0, "create_interarrival"], None), "types[0].create_interarrival"),
     (_set(["types", 1, "id"], 1), "types[*].id"),
+    (_set(["types", 0, "span_population"], "some"), "types[0].span_population"),
 ]
 
 

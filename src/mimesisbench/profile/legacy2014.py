@@ -56,6 +56,10 @@ _MAPPING_NOTES = (
     "is 1 - delete_share and it is dropped from D_j (renormalised); without it every file is deleted "
     "(the 2014 generator deleted at max(creation + AOD, deactivation + 1 ms))",
     "observed: type_access_interarrival <- OPEN_INTERARRIVAL, age_at_access <- AOA",
+    "span_population 'created': the format's G_j and H_j hold one sample per file created in the trace's "
+    "window (and C_j one fewer), while F_j pools the gaps of every accessed file, most of them "
+    "pre-existing; created files keep H_j exact, pre-existing files follow the renewal rule as a "
+    "stopping time (F_j exact)",
     "w_j <- CLUSTER_WEIGHTS, pre_j <- PRE_EXISTING_FILES<j>, n <- TARGET_CREATES, window <- MAX_TIME",
     "namespace: from the directory list (root at depth 0); files_at_depth <- FILES_AT_DEPTH shifted by +1 "
     "(the 2014 tree has directories at depth d in the proportion FILES_AT_DEPTH[d], so a file of 2014 "
@@ -283,6 +287,7 @@ def _file_type(
         delete_share=delete_share,
         open_share=open_share,
         accessed_share=accessed_share,
+        span_population="created",
         observed=observed,
     )
 

@@ -9,7 +9,9 @@ A profile is a JSON document. Times are milliseconds. Symbols follow the paper's
   pre-existing files), ``H_j`` active span (first to last access), ``F_j`` per-file access
   interarrivals, ``D_j`` delete delay, ``p_j`` share of accesses that are opens (the rest list
   the file); optionally a generator table ``access_gap_sampling`` (``GapSampling``: the
-  calibrated distribution span-driven types sample instead of F_j, docs/generate.md).
+  calibrated distribution span-driven types sample instead of F_j, docs/generate.md) and
+  ``span_population`` (which files H_j describes: all, or only those created in the trace's
+  window, as in the 2014 format).
 
 The generator creates ``round(w_j * n)`` files of type j by a renewal process with
 interarrivals from ``C_j``, cut at the window's end (as the 2014 generator did).
@@ -78,6 +80,14 @@ class FileType(_Strict):
     delete_share: Share = Field(0.0, description="share of files that are deleted (after D_j)")
     open_share: Share = Field(1.0, description="p_j: share of accesses that are opens; the rest list the file")
     accessed_share: Share = Field(1.0, description="share of files that are accessed at all")
+    span_population: Literal["all", "created"] = Field(
+        "all",
+        description="the files whose spans H_j describes: every accessed file ('all'), or only the files "
+        "created in the trace's window ('created': the 2014 format, whose F_j pools the gaps of every "
+        "accessed file, mostly pre-existing ones); with 'created' a span-driven type's pre-existing files "
+        "follow the paper's renewal rule as a stopping time, which keeps F_j exact, and validate compares "
+        "H_j with the created files' spans",
+    )
     access_gap_sampling: GapSampling | None = Field(
         None,
         description="optional generator table: F'_j sampled by the closing rule (span-driven types) so that "
@@ -112,11 +122,14 @@ class FileType(_Strict):
         return self
 
     @model_serializer(mode="wrap")
-    def _omit_absent_table(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Profiles without an ``access_gap_sampling`` table serialise (and hash) as before it existed."""
+    def _omit_defaults_added_later(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Profiles without an ``access_gap_sampling`` table and with ``span_population`` 'all'
+        serialise (and hash) as before these keys existed."""
         data: dict[str, Any] = handler(self)
         if self.access_gap_sampling is None:
             data.pop("access_gap_sampling", None)
+        if self.span_population == "all":
+            data.pop("span_population", None)
         return data
 
 

@@ -65,11 +65,15 @@ class _TypeView:
         self.creates = create_times
         self.activation = first[seen] - origin[seen]
         self.activation_limits = (window_us - origin) / MS
-        self.span = last[seen] - first[seen]
-        self.span_limits = (window_us - first[seen]) / MS
+        # H_j of a profile whose spans describe created files only (the 2014 format) is compared
+        # with the created files' spans; pre-existing files follow another rule (streams.py)
+        spanned = seen & ~f.pre[mask] if t.span_population == "created" else seen
+        self.span = last[spanned] - first[spanned]
+        self.span_limits = (window_us - first[spanned]) / MS
         of_type = f.ftype[f.gaps_file] == t.id
         self.gaps = f.gaps[of_type]
         self.gap_limits = (window_us - f.gaps_prev[of_type]) / MS
+        self.gap_pre = f.pre[f.gaps_file[of_type]]
         self.popularity = f.accesses[mask][seen]
         if t.delete_delay_origin == "last_access":
             del_origin = np.where(seen, last, origin)
@@ -100,6 +104,17 @@ class _TypeView:
                 out["ks_delete"] = truncated_floor(t.delete_delay.cdf, self.delete_floors, self.delete_limits)
         if "popularity" in t.observed:
             out["ks_popularity"] = t.observed["popularity"].cdf
+        return out
+
+    def interarrival_by_population(self) -> dict[str, dict[str, Any]]:
+        """KS of F_j over the pre-existing and the created files' gaps apart (window-corrected):
+        with ``span_population`` 'created' the two follow different rules (streams.py)."""
+        f = self.t.access_interarrival
+        out: dict[str, dict[str, Any]] = {}
+        for name, sel in (("pre_existing", self.gap_pre), ("created", ~self.gap_pre)):
+            gaps = self.gaps[sel] / MS
+            cdf = None if f is None else truncated_seen(f.cdf, self.gap_limits[sel])
+            out[name] = {"ks": _round(_ks(gaps, cdf)), "n": int(gaps.size)}
         return out
 
     def samples(self) -> dict[str, NDArray[np.float64]]:
@@ -143,6 +158,8 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
             row["n_" + key.removeprefix("ks_")] = int(samples[key].size)
             if use:
                 pooled[key].append((samples[key], cdfs[key]))
+        if t.span_population == "created" and timing:
+            row["interarrival_by_population"] = view.interarrival_by_population()
         row["weight_profile"] = round(t.weight, 6)
         row["weight_generated"] = round(view.creates.size / total_created, 6)
         row["creates"] = int(view.creates.size)
@@ -150,6 +167,14 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
         row["files"] = view.n_files
         types[str(t.id)] = row
 
+    cut = _types_with_cut_spans(eff, window_us)
+    if timing and cut:
+        notes.append(
+            f"type(s) {', '.join(map(str, cut))}: a tenth of their spans or more exceed half the window, so the "
+            "window's end cuts many of their access streams; ks_span counts a cut span as lasting to the window's "
+            "end while the schedule shows the last access before it, so ks_span (and ks_delete) are not "
+            "meaningful there: generate with a --duration longer than the spans to measure H_j and D_j"
+        )
     result: dict[str, Any] = {"mode": "profile", "profile": eff.name}
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_activation", "ks_delete", "ks_create_interarrival"):
         parts = [(s, c) for s, c in pooled[key] if c is not None and s.size]
@@ -188,6 +213,18 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
     result["types"] = types
     result["notes"] = notes
     return result
+
+
+def _types_with_cut_spans(p: WorkloadProfile, window_us: int) -> list[int]:
+    """Types with accessed files whose 90th-percentile span exceeds half the window."""
+    return [
+        t.id
+        for t in p.types
+        if t.active_span is not None
+        and t.accessed_share > 0
+        and (t.weight > 0 or t.pre_existing > 0)
+        and float(t.active_span.quantile(0.9)) * MS > window_us / 2
+    ]
 
 
 def _depth_only(tables: ScheduleTables) -> Namespace:

@@ -19,7 +19,13 @@ All times are integer microseconds from t0. For one file type ``j``:
     keeps Yahoo's spans within 0.4 KS (docs/generate.md, bench/bench_access_rules.py). When
     the type has an ``access_gap_sampling`` table (computed at 2014 import,
     ``synth.calibration``) the interarrivals are drawn from it instead of F_j, so that the
-    pooled interarrivals, closing gaps included, follow F_j as closely as the spans allow.
+    pooled interarrivals, closing gaps included, follow F_j as closely as the spans allow;
+  - pre-existing files of a type whose H_j describes only the files created in the trace
+    (``span_population`` 'created', the 2014 format): the same renewal rule read as a stopping
+    time (as the 2014 Java generator did): F_j draws while the stream is before first + H_j, the
+    first access at or past it being the last. Their pooled interarrivals are then an unbiased
+    F_j sample (the profile's F_j is mostly their gaps) and their spans overshoot H_j, which
+    does not describe them.
 
   Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
   a LIST_FILE;
@@ -86,7 +92,23 @@ class Sampler:
         self.max_us = float(values[-1] * 1000.0)
 
     def draw(self, rng: np.random.Generator, size: int) -> I64:
-        u = rng.random(size)
+        return self._at(rng.random(size))
+
+    def draw_at_least(self, rng: np.random.Generator, lower_us: I64) -> I64:
+        """One draw per entry of ``lower_us``, conditioned on being at least that (us): the
+        uniform is drawn above the tabulated CDF's level there."""
+        lower = np.asarray(lower_us, dtype=np.float64)
+        grid_points = np.append(self._table, self._table[-1] + self._slope[-1])
+        k = np.searchsorted(grid_points, lower, side="left")  # first grid point at or above
+        cell = np.clip(k - 1, 0, self.GRID - 1)
+        slope = self._slope[cell]
+        frac = np.divide(lower - self._table[cell], slope, out=np.zeros_like(lower), where=slope > 0)
+        level = np.where(k == 0, 0.0, np.minimum((cell + np.clip(frac, 0.0, 1.0)) / self.GRID, 1.0))
+        u = level + (1.0 - level) * rng.random(lower.size)
+        return np.maximum(self._at(np.minimum(u, np.nextafter(1.0, 0.0))), np.asarray(lower_us, dtype=np.int64))
+
+    def _at(self, u: NDArray[np.float64]) -> I64:
+        """The tabulated quantile function at ``u`` in [0, 1) (overwrites ``u``)."""
         u *= self.GRID
         cell = u.astype(np.int64)
         u -= cell
@@ -163,7 +185,8 @@ def type_events(
         out.targets.append(np.arange(first_id + n - created, first_id + n, dtype=target_dtype))
     for lo in range(0, n, FILES_PER_CHUNK):
         hi = min(n, lo + FILES_PER_CHUNK)
-        out.delete_us[lo:hi] = _chunk(ft, origin_us[lo:hi], window_us, rng, first_id + lo, target_dtype, out)
+        pre_count = max(0, min(hi, n - created) - lo)
+        out.delete_us[lo:hi] = _chunk(ft, origin_us[lo:hi], pre_count, window_us, rng, first_id + lo, target_dtype, out)
     return out
 
 
@@ -182,14 +205,16 @@ def _bernoulli(rng: np.random.Generator, size: int, share: float) -> NDArray[np.
 def _chunk(
     ft: FileType,
     origin: I64,
+    pre_count: int,
     window_us: int,
     rng: np.random.Generator,
     first_id: int,
     target_dtype: type,
     out: TypeEvents,
 ) -> I64:
-    """Accesses and deletions of a chunk of files with ids ``first_id + i``, appended to ``out``;
-    returns the chunk's deletion times (NEVER when not deleted)."""
+    """Accesses and deletions of a chunk of files with ids ``first_id + i`` (the first
+    ``pre_count`` of them pre-existing), appended to ``out``; returns the chunk's deletion times
+    (NEVER when not deleted)."""
     n = origin.size
     accessed = _bernoulli(rng, n, ft.accessed_share)
     acc_idx = np.flatnonzero(accessed)
@@ -212,16 +237,18 @@ def _chunk(
             beyond[idx] = cut
             parts.append((f_rel, rel))
         else:
-            limit = np.minimum(span, window_us - 1 - first)
-            # the closing access at first + H lies past the window's end exactly when the
-            # window cuts the span
-            beyond[idx] = limit < span
-            last_rel = _streams(ft, limit, limit == span, rng, parts)
-            # the span is first-to-last access: a stream that ends inside the window ends with an
-            # access exactly at first + H (unless an interarrival landed there already)
-            closing = np.flatnonzero((limit == span) & (last_rel < span))
-            parts.append((closing, span[closing]))
-            last_rel[closing] = span[closing]
+            room = window_us - 1 - first  # offsets from the first access that lie in the window
+            # pre-existing files come first (idx is ascending): they are the prefix [0, k)
+            k = int(np.searchsorted(idx, pre_count)) if ft.span_population == "created" else 0
+            last_rel = np.empty(idx.size, dtype=np.int64)
+            for lo, hi, rule in ((0, k, _stopping_streams), (k, idx.size, _closing_streams)):
+                if hi <= lo:
+                    continue
+                sub: list[tuple[I64, I64]] = []
+                last_rel[lo:hi], beyond[idx[lo:hi]] = rule(ft, span[lo:hi], room[lo:hi], rng, sub)
+                for f_rel, _rel in sub:
+                    f_rel += lo  # indices into the slice -> into idx
+                parts.extend(sub)
         last_abs[idx] = first + last_rel
     # per accessed file: its first access as a key, and its id
     first_key = (first << RANK_BITS) | RANK[OpCode.OPEN]
@@ -248,6 +275,47 @@ def _chunk(
     out.metas.append(np.full(dels.size, _meta(ft, OpCode.DELETE), dtype=np.uint32))
     out.targets.append((dels + first_id).astype(target_dtype))
     return delete_us
+
+
+def _closing_streams(
+    ft: FileType, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
+) -> tuple[I64, NDArray[np.bool_]]:
+    """The closing rule (spans exact): accesses with interarrivals drawn while they lie within
+    ``span`` of the first access, then a last access at exactly first + span. Only offsets up to
+    ``room`` (the window) are produced. Returns the last offset per file and whether the window
+    cut the file's span (its closing access lies past the window's end)."""
+    limit = np.minimum(span, room)
+    cut = limit < span
+    last_rel = _streams(ft, limit, ~cut, rng, parts)
+    # the span is first-to-last access: a stream that ends inside the window ends with an
+    # access exactly at first + H (unless an interarrival landed there already)
+    closing = np.flatnonzero(~cut & (last_rel < span))
+    parts.append((closing, span[closing]))
+    last_rel[closing] = span[closing]
+    return last_rel, cut
+
+
+def _stopping_streams(
+    ft: FileType, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
+) -> tuple[I64, NDArray[np.bool_]]:
+    """The paper's renewal rule as a stopping time, for pre-existing files of a type whose H_j
+    describes only created files (``span_population`` 'created'): F_j draws while the stream is
+    before first + span; the first access at or past it is the last (none more when the span is
+    0). Whether to draw again depends only on the draws so far, so the pooled interarrivals are
+    an unbiased F_j sample; the spans overshoot H_j. Offsets up to ``room`` only. Returns the last
+    offset per file and whether the stream goes on past the window's end."""
+    f = Sampler(_needed(ft, "access_interarrival"))
+    last_rel = _renewal(ft, f, np.clip(np.minimum(span - 1, room), 0, None), rng, parts)
+    cut = span - 1 > room
+    ends = np.flatnonzero(~cut & (span > 0))
+    # the draw that reaches first + span: F_j conditioned on reaching it (the renewal stopped at the
+    # last offset before it and discarded the draw that went past, which had exactly this law)
+    cross = last_rel[ends] + f.draw_at_least(rng, span[ends] - last_rel[ends])
+    inside = cross <= room[ends]
+    parts.append((ends[inside], cross[inside]))
+    last_rel[ends[inside]] = cross[inside]
+    cut[ends[~inside]] = True
+    return last_rel, cut
 
 
 def _streams(

@@ -38,6 +38,8 @@ from mimesisbench.synth.store import ScheduleTables
 
 #: the paper's bar for the popularity distribution
 POPULARITY_BAR = 0.04
+#: validate notes the types whose spans the window is expected to cut more often than this
+CUT_SPAN_NOTE = 0.05
 MS = 1000.0  # us per ms
 
 FEATURES = ("ks_create_interarrival", "ks_activation", "ks_span", "ks_interarrival", "ks_delete", "ks_popularity")
@@ -145,12 +147,15 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
     cr_type = cr.get_column("type").to_numpy()
 
     types: dict[str, dict[str, Any]] = {}
+    cut_spans: list[tuple[int, float]] = []  # (type, expected share of spans the window cuts)
     pooled: dict[str, list[tuple[NDArray[np.float64], Cdf | None]]] = {k: [] for k in FEATURES}
     total_created = max(int(cr_time.size), 1)
     drawn = sum(int(round(t.weight * eff.total_creates)) for t in eff.types)
     for t in eff.types:
         view = _TypeView(t, f, window_us, cr_time[cr_type == t.id])
         cdfs, samples = view.cdfs(), view.samples()
+        if t.active_span is not None and view.span_limits.size:
+            cut_spans.append((t.id, float(np.mean(1.0 - t.active_span.cdf(view.span_limits)))))
         row: dict[str, Any] = {}
         for key in FEATURES:
             use = timing or key == "ks_popularity"
@@ -167,13 +172,14 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
         row["files"] = view.n_files
         types[str(t.id)] = row
 
-    cut = _types_with_cut_spans(eff, window_us)
+    cut = [f"{tid} ({share:.0%})" for tid, share in cut_spans if share > CUT_SPAN_NOTE]
     if timing and cut:
         notes.append(
-            f"type(s) {', '.join(map(str, cut))}: a tenth of their spans or more exceed half the window, so the "
-            "window's end cuts many of their access streams; ks_span counts a cut span as lasting to the window's "
-            "end while the schedule shows the last access before it, so ks_span (and ks_delete) are not "
-            "meaningful there: generate with a --duration longer than the spans to measure H_j and D_j"
+            f"the window's end cuts many access streams of type(s) {', '.join(cut)}: the shares of spans "
+            "expected to be longer than the time left after their first access; ks_span counts a cut span as lasting "
+            "to the window's end while the schedule shows the last access before it, so ks_span (and "
+            "ks_delete) are not meaningful there: generate with a --duration longer than the spans to "
+            "measure H_j and D_j"
         )
     result: dict[str, Any] = {"mode": "profile", "profile": eff.name}
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_activation", "ks_delete", "ks_create_interarrival"):
@@ -213,18 +219,6 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
     result["types"] = types
     result["notes"] = notes
     return result
-
-
-def _types_with_cut_spans(p: WorkloadProfile, window_us: int) -> list[int]:
-    """Types with accessed files whose 90th-percentile span exceeds half the window."""
-    return [
-        t.id
-        for t in p.types
-        if t.active_span is not None
-        and t.accessed_share > 0
-        and (t.weight > 0 or t.pre_existing > 0)
-        and float(t.active_span.quantile(0.9)) * MS > window_us / 2
-    ]
 
 
 def _depth_only(tables: ScheduleTables) -> Namespace:

@@ -86,6 +86,7 @@ class Sampler:
         table = np.interp(grid, cdf, values) * 1000.0 + 0.5
         self._table = table[:-1].copy()
         self._slope = np.diff(table)
+        self._grid_points, self._grid_levels = table, grid  # for draw_at_least
         weights = np.diff(cdf, prepend=0.0)
         mids = np.concatenate([values[:1], (values[1:] + values[:-1]) / 2.0])
         self.mean_us = max(float((mids * weights).sum()) * 1000.0, 0.0)  # no BLAS (its threads spin)
@@ -97,15 +98,14 @@ class Sampler:
     def draw_at_least(self, rng: np.random.Generator, lower_us: I64) -> I64:
         """One draw per entry of ``lower_us``, conditioned on being at least that (us): the
         uniform is drawn above the tabulated CDF's level there."""
-        lower = np.asarray(lower_us, dtype=np.float64)
-        grid_points = np.append(self._table, self._table[-1] + self._slope[-1])
-        k = np.searchsorted(grid_points, lower, side="left")  # first grid point at or above
-        cell = np.clip(k - 1, 0, self.GRID - 1)
-        slope = self._slope[cell]
-        frac = np.divide(lower - self._table[cell], slope, out=np.zeros_like(lower), where=slope > 0)
-        level = np.where(k == 0, 0.0, np.minimum((cell + np.clip(frac, 0.0, 1.0)) / self.GRID, 1.0))
-        u = level + (1.0 - level) * rng.random(lower.size)
-        return np.maximum(self._at(np.minimum(u, np.nextafter(1.0, 0.0))), np.asarray(lower_us, dtype=np.int64))
+        lower = np.asarray(lower_us, dtype=np.int64)
+        # the tabulated quantile function is increasing and linear within a cell: invert it
+        level = np.interp(lower, self._grid_points, self._grid_levels)
+        u = rng.random(lower.size)
+        u *= 1.0 - level
+        u += level
+        np.minimum(u, np.nextafter(1.0, 0.0), out=u)
+        return np.maximum(self._at(u), lower)
 
     def _at(self, u: NDArray[np.float64]) -> I64:
         """The tabulated quantile function at ``u`` in [0, 1) (overwrites ``u``)."""

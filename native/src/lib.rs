@@ -1,4 +1,5 @@
-//! The native core of MimesisBench, an optional Python extension (`mimesisbench_native`).
+//! The native core of MimesisBench, an optional Python extension (`mimesisbench_native`):
+//! the audit-log parser, the POSIX replay lane and the sort of the schedule's event keys.
 //!
 //! Each module owns one job and registers its functions here; the Python package works without
 //! this extension (pure-Python paths stay as the reference) and uses it when it is installed.
@@ -7,11 +8,13 @@ use pyo3::prelude::*;
 
 mod audit;
 mod posix;
+mod sort;
 
 #[pymodule]
 fn mimesisbench_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     audit::register(m)?;
     posix::register(m)?;
+    sort::register(m)?;
     Ok(())
 }

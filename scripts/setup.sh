@@ -14,7 +14,7 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip >/dev/null
 .venv/bin/python -m pip install --quiet -e ".${extras}"
-# the native core (audit-log parser, POSIX replay loop): Rust, built with maturin and cargo
+# the native core (audit-log parser, POSIX replay loop, event-key sort): Rust, built with maturin and cargo
 # (crates from crates.io). Optional for the tool, which falls back to pure Python without it;
 # required for the test suite, which checks both paths against each other.
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell may not have on PATH
@@ -27,7 +27,7 @@ elif [[ -n "$extras" ]]; then
   echo "setup: cargo (Rust) is needed to build the native core for the tests; install it with rustup" >&2
   exit 1
 else
-  echo "setup: cargo not found; the native core is not built (pure-Python parser and replay loop)" >&2
+  echo "setup: cargo not found; the native core is not built (pure-Python parser, replay loop and numpy sort)" >&2
 fi
 if [[ -n "$extras" ]]; then
   scripts/install_test_deps.sh

@@ -22,8 +22,9 @@ All times are integer microseconds from t0. For one file type ``j``:
     pooled interarrivals, closing gaps included, follow F_j as closely as the spans allow;
   - pre-existing files of a type whose H_j describes only the files created in the trace
     (``span_population`` 'created', the 2014 format): the same renewal rule read as a stopping
-    time (as the 2014 Java generator did): F_j draws while the stream is before first + H_j, the
-    first access at or past it being the last. Their pooled interarrivals are then an unbiased
+    time (the 2014 Java generator's crossing rule, which also drew again at exactly first + H_j):
+    F_j draws while the stream is before first + H_j, the first access at or past it being the
+    last. Their pooled interarrivals are then an unbiased
     F_j sample (the profile's F_j is mostly their gaps) and their spans overshoot H_j, which
     does not describe them.
 

@@ -24,9 +24,8 @@ All times are integer microseconds from t0. For one file type ``j``:
     (``span_population`` 'created', the 2014 format): the same renewal rule read as a stopping
     time (the 2014 Java generator's crossing rule, which also drew again at exactly first + H_j):
     F_j draws while the stream is before first + H_j, the first access at or past it being the
-    last. Their pooled interarrivals are then an unbiased
-    F_j sample (the profile's F_j is mostly their gaps) and their spans overshoot H_j, which
-    does not describe them.
+    last. Their pooled interarrivals are then an unbiased F_j sample (the profile's F_j is
+    mostly their gaps) and their spans overshoot H_j, which does not describe them.
 
   Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
   a LIST_FILE;

@@ -241,11 +241,12 @@ def _chunk(
             # pre-existing files come first (idx is ascending): they are the prefix [0, k)
             k = int(np.searchsorted(idx, pre_count)) if ft.span_population == "created" else 0
             last_rel = np.empty(idx.size, dtype=np.int64)
+            f = Sampler(_needed(ft, "access_interarrival"))  # both rules draw F_j: tabulate it once
             for lo, hi, rule in ((0, k, _stopping_streams), (k, idx.size, _closing_streams)):
                 if hi <= lo:
                     continue
                 sub: list[tuple[I64, I64]] = []
-                last_rel[lo:hi], beyond[idx[lo:hi]] = rule(ft, span[lo:hi], room[lo:hi], rng, sub)
+                last_rel[lo:hi], beyond[idx[lo:hi]] = rule(ft, f, span[lo:hi], room[lo:hi], rng, sub)
                 for f_rel, _rel in sub:
                     f_rel += lo  # indices into the slice -> into idx
                 parts.extend(sub)
@@ -278,7 +279,7 @@ def _chunk(
 
 
 def _closing_streams(
-    ft: FileType, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
+    ft: FileType, f: Sampler, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
 ) -> tuple[I64, NDArray[np.bool_]]:
     """The closing rule (spans exact): accesses with interarrivals drawn while they lie within
     ``span`` of the first access, then a last access at exactly first + span. Only offsets up to
@@ -286,7 +287,7 @@ def _closing_streams(
     cut the file's span (its closing access lies past the window's end)."""
     limit = np.minimum(span, room)
     cut = limit < span
-    last_rel = _streams(ft, limit, ~cut, rng, parts)
+    last_rel = _streams(ft, f, limit, ~cut, rng, parts)
     # the span is first-to-last access: a stream that ends inside the window ends with an
     # access exactly at first + H (unless an interarrival landed there already)
     closing = np.flatnonzero(~cut & (last_rel < span))
@@ -296,15 +297,14 @@ def _closing_streams(
 
 
 def _stopping_streams(
-    ft: FileType, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
+    ft: FileType, f: Sampler, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
 ) -> tuple[I64, NDArray[np.bool_]]:
     """The paper's renewal rule as a stopping time, for pre-existing files of a type whose H_j
     describes only created files (``span_population`` 'created'): F_j draws while the stream is
     before first + span; the first access at or past it is the last (none more when the span is
     0). Whether to draw again depends only on the draws so far, so the pooled interarrivals are
     an unbiased F_j sample; the spans overshoot H_j. Offsets up to ``room`` only. Returns the last
-    offset per file and whether the stream goes on past the window's end."""
-    f = Sampler(_needed(ft, "access_interarrival"))
+    offset per file and whether the stream goes on past the window's end (``f``: F_j's sampler)."""
     last_rel = _renewal(ft, f, np.clip(np.minimum(span - 1, room), 0, None), rng, parts)
     cut = span - 1 > room
     ends = np.flatnonzero(~cut & (span > 0))
@@ -319,7 +319,12 @@ def _stopping_streams(
 
 
 def _streams(
-    ft: FileType, limit: I64, closed: NDArray[np.bool_], rng: np.random.Generator, parts: list[tuple[I64, I64]]
+    ft: FileType,
+    f: Sampler,
+    limit: I64,
+    closed: NDArray[np.bool_],
+    rng: np.random.Generator,
+    parts: list[tuple[I64, I64]],
 ) -> I64:
     """Access offsets from each file's first access, within ``limit`` (>= 0) of it.
 
@@ -329,7 +334,6 @@ def _streams(
     their pooled interarrivals, closing gaps included, follow F_j; the others (and every file of
     a type without a table) draw from F_j, which the window then truncates.
     """
-    f = Sampler(_needed(ft, "access_interarrival"))
     table = ft.access_gap_sampling
     if table is None or not closed.any():
         return _renewal(ft, f, limit, rng, parts)

@@ -6,7 +6,7 @@ sampling noise of a KS distance at that size (1.36 / sqrt(n)); then type weights
 files-at-depth shares as absolute errors in percentage points. Bars: KS 0.02, 0.5 pp.
 
     .venv/bin/python bench/bench_fidelity_yahoo.py [--profile ZIP] [--seed 1] [--duration 30d] [--json OUT]
-        [--no-calibration]
+        [--no-calibration] [--no-gap-balance]
 
 With the profile's own 10-minute window most of Yahoo's creates (C_j means of 0.06-70 s for
 round(w_j n) files each) and long spans (H_j means up to 45 min) lie past the window's end;
@@ -44,12 +44,13 @@ def main() -> None:
     ap.add_argument("--duration", default=None, help="window length (20s, 10m, 30d...); default the profile's")
     ap.add_argument("--json", type=Path, default=None, help="write the full report here")
     ap.add_argument("--no-calibration", action="store_true", help="import without access_gap_sampling tables")
+    ap.add_argument("--no-gap-balance", action="store_true", help="pre-existing files draw from F_j (synth.balance)")
     args = ap.parse_args()
 
     profile, dirs = import_2014(args.profile, calibrate=not args.no_calibration)
     t0 = time.perf_counter()
     duration = None if args.duration is None else parse_duration_ms(args.duration)
-    s = generate_schedule(profile, GenerateOptions(duration_ms=duration), args.seed, tree_from_paths(dirs))
+    s = generate_schedule(profile, GenerateOptions(duration_ms=duration, balance_gaps=not args.no_gap_balance), args.seed, tree_from_paths(dirs))
     print(f"{s.events:,} operations, window {s.window_ms:,} ms")
     with tempfile.TemporaryDirectory() as tmp:
         out = write_schedule(s, Path(tmp) / "s", manifest_for(s, profile_hash=profile_hash(profile), seed_source="given"))
@@ -84,15 +85,24 @@ def main() -> None:
         print(f"    type {tid:>2} {k:<24} {v:.4f}  n={n:,}  noise ±{noise:.4f}")
     split = [(tid, row) for tid, row in report["types"].items() if "interarrival_by_population" in row]
     if split:
-        print("F_j by population (pre-existing files: stopping-time rule; created files: closing rule, spans exact):")
+        print(
+            "F_j by population (pre-existing files: stopping-time rule, drawing from the balanced law unless"
+            " --no-gap-balance; created files: closing rule, spans exact; floor: the least KS any pre-existing"
+            " gaps could give the pool):"
+        )
+        bound = []
         for tid, row in split:
-            pre, cre = row["interarrival_by_population"]["pre_existing"], row["interarrival_by_population"]["created"]
+            by_pop = row["interarrival_by_population"]
+            pre, cre = by_pop["pre_existing"], by_pop["created"]
             share = cre["n"] / max(pre["n"] + cre["n"], 1)
             flag = "*" if (row["ks_interarrival"] or 0.0) > KS_BAR else " "
+            if (by_pop["floor"] or 0.0) > KS_BAR:
+                bound.append(tid)
             print(
-                f"  type {tid:>2}{flag} all {row['ks_interarrival']}  pre-existing {pre['ks']} (n={pre['n']:,})  "
-                f"created {cre['ks']} (n={cre['n']:,}, {share:.0%} of the gaps)"
+                f"  type {tid:>2}{flag} all {row['ks_interarrival']}  floor {by_pop['floor']}  pre-existing {pre['ks']}"
+                f" (n={pre['n']:,})  created {cre['ks']} (n={cre['n']:,}, {share:.0%} of the gaps)"
             )
+        print(f"types whose floor exceeds the bar (out of reach while created files keep exact spans): {bound or 'none'}")
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_activation", "ks_delete", "ks_create_interarrival", "ks_depth"):
         print(f"pooled {key}: {report.get(key)}")
     tw, dp = report["type_weight_max_abs_error_pp"], report["depth_share_max_abs_error_pp"]

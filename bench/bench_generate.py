@@ -4,7 +4,7 @@ Prints operations per CPU-second (per core: generation is single-threaded numpy)
 Python-tracked memory (numpy buffers included) per scheduled operation, and the write rate.
 
     .venv/bin/python bench/bench_generate.py [--profile PATH] [--repeat 3] [--seed 1]
-        [--scale-files X] [--write DIR] [--op-mix JSON] [--no-calibration]
+        [--scale-files X] [--write DIR] [--op-mix JSON] [--no-calibration] [--duration D] [--no-gap-balance]
 
 PATH is a profile JSON or a 2014 zip (default: ../shared/data/mimesisbench-yahoo-2011/...).
 With the native core (``native_core`` in the output; ``MIMESISBENCH_NATIVE=0`` turns it off) the
@@ -27,6 +27,7 @@ from mimesisbench.native import native_version
 from mimesisbench.profile.io import load_profile, profile_hash
 from mimesisbench.synth.namespace import Namespace, tree_from_paths
 from mimesisbench.synth.options import GenerateOptions
+from mimesisbench.units import parse_duration_ms
 from mimesisbench.synth.pipeline import load_tree
 from mimesisbench.synth.schedule import generate_schedule
 from mimesisbench.synth.store import manifest_for, write_schedule
@@ -53,6 +54,8 @@ def main() -> None:
     ap.add_argument("--write", type=Path, default=None, help="also time writing the schedule here")
     ap.add_argument("--op-mix", default=None, help='override op_mix, JSON, e.g. {"getfileinfo_per_access": 0.5}')
     ap.add_argument("--no-calibration", action="store_true", help="2014 zip: import without access_gap_sampling")
+    ap.add_argument("--duration", default=None, help="window (20s, 10m, 1d...); default the profile's")
+    ap.add_argument("--no-gap-balance", action="store_true", help="pre-existing files draw from F_j (synth.balance)")
     args = ap.parse_args()
 
     profile, tree = load(args.profile, calibrate=not args.no_calibration)
@@ -60,7 +63,11 @@ def main() -> None:
         data = profile.model_dump()
         data["op_mix"].update(json.loads(args.op_mix))
         profile = type(profile).model_validate(data)
-    options = GenerateOptions(scale_files=args.scale_files)
+    options = GenerateOptions(
+        scale_files=args.scale_files,
+        duration_ms=None if args.duration is None else parse_duration_ms(args.duration),
+        balance_gaps=not args.no_gap_balance,
+    )
     tree_: Namespace | None = tree
 
     cpu, wall, rates = [], [], []

@@ -120,3 +120,32 @@ def test_validate_json_and_export_audit(profile_file: Path, tmp_path: Path, caps
     assert code == 2 and "--profile" in err
     code, _, err = _run(["export-audit", str(out), "--start", "yesterday"], capsys)
     assert code == 2 and "--start" in err
+
+
+def test_no_gap_balance_is_recorded_and_changes_the_pre_existing_gaps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = make_profile(
+        n=4000,
+        pre=(4000, 4000, 0),
+        window_ms=10**9,
+        f_mean=(20_000.0, 20_000.0, 20_000.0),
+        span_mean=10_000.0,
+        delete_share=0.0,
+        accessed_share=1.0,
+        span_population="created",
+    )
+    path = save_profile(profile, tmp_path / "created.json")
+    for name, extra in (("on", []), ("off", ["--no-gap-balance"])):
+        code, _, _ = _run(["generate", str(path), "--seed", "3", *extra, "-o", str(tmp_path / name)], capsys)
+        assert code == 0
+    on, off = (json.loads((tmp_path / n / MANIFEST).read_text()) for n in ("on", "off"))
+    assert on["options"]["balance_gaps"] is True and off["options"]["balance_gaps"] is False
+    assert (tmp_path / "on" / EVENTS).read_bytes() != (tmp_path / "off" / EVENTS).read_bytes()
+    # validate re-applies the recorded options: the balanced pool is the nearer to F_j
+    reports = {}
+    for name in ("on", "off"):
+        code, stdout, _ = _run(["validate", str(tmp_path / name), "--profile", str(path), "--json"], capsys)
+        assert code == 0
+        reports[name] = json.loads(stdout)
+    assert reports["on"]["types"]["1"]["ks_interarrival"] < reports["off"]["types"]["1"]["ks_interarrival"] - 0.02

@@ -1,6 +1,8 @@
 """Types whose spans describe only the files created in the trace (``span_population`` 'created',
 the 2014 format): created files keep H_j exact (closing rule), pre-existing files follow the
-renewal rule as a stopping time, which keeps F_j exact however F_j and H_j disagree."""
+renewal rule as a stopping time, which pools an unbiased sample of the law it draws from: F_j
+itself (``balance_gaps`` off), or the law that puts the type's pooled gaps back on F_j
+(``synth.balance``, the default)."""
 
 from __future__ import annotations
 
@@ -69,9 +71,13 @@ def _validate(s: Schedule, profile: WorkloadProfile) -> dict:  # type: ignore[ty
         return validate_profile(read_schedule(out), profile)
 
 
+def _pooled(got: dict[str, np.ndarray]) -> np.ndarray:
+    return np.concatenate([got["pre_gaps"], got["created_gaps"]])
+
+
 def test_pre_existing_files_keep_f_and_created_files_keep_h() -> None:
     profile = _profile("created")
-    s = generate_schedule(profile, GenerateOptions(), 5)
+    s = generate_schedule(profile, GenerateOptions(balance_gaps=False), 5)
     for tid in (1, 2):
         t = profile.type_by_id(tid)
         assert t.access_interarrival is not None and t.active_span is not None
@@ -81,19 +87,81 @@ def test_pre_existing_files_keep_f_and_created_files_keep_h() -> None:
         assert (ks_distance(got["created_spans"], t.active_span.cdf) or 1.0) < 0.02
         # the stopping time overshoots: pre-existing spans are longer than H_j's
         assert np.median(got["pre_spans"]) > 1.5 * float(t.active_span.quantile(0.5))
-        # the created files' closing gaps are what the profile's F_j cannot describe
+        # the created files' closing gaps are what the profile's F_j cannot describe, and they
+        # pull the pool off F_j
         assert (ks_distance(got["created_gaps"], t.access_interarrival.cdf) or 0.0) > 0.1
+        assert (ks_distance(_pooled(got), t.access_interarrival.cdf) or 0.0) > 0.04
 
     report = _validate(s, profile)
     for tid in ("1", "2"):
         row = report["types"][tid]
         by_pop = row["interarrival_by_population"]
         assert by_pop["pre_existing"]["ks"] < 0.015 and by_pop["created"]["ks"] > 0.1
+        assert row["ks_interarrival"] > 0.04
         assert by_pop["pre_existing"]["n"] + by_pop["created"]["n"] == row["n_interarrival"]
         # validate compares H_j with the created files' spans only
         assert row["n_span"] == _per_file(s, int(tid))["created_spans"].size
         assert row["ks_span"] < 0.02
     assert not any("window's end cuts" in note for note in report["notes"])  # spans well inside the window
+
+
+def test_balanced_pre_existing_gaps_put_the_pool_back_on_f() -> None:
+    """The default: pre-existing files draw from the law that offsets the created files' gaps,
+    so the type's pooled gaps (what the profile's F_j describes) follow F_j while created files
+    keep their exact spans and pre-existing files leave F_j. (With 20,000 pre-existing files
+    the created files' short gaps are more than any law of theirs can offset: 0.016 at best.)"""
+    profile = _profile("created", pre=40_000)
+    s = generate_schedule(profile, GenerateOptions(), 5)
+    report = _validate(s, profile)
+    for tid in (1, 2):
+        t = profile.type_by_id(tid)
+        assert t.access_interarrival is not None and t.active_span is not None
+        got = _per_file(s, tid)
+        f = t.access_interarrival.cdf
+        assert (ks_distance(_pooled(got), f) or 1.0) < 0.015
+        assert (ks_distance(got["pre_gaps"], f) or 0.0) > 0.04
+        assert (ks_distance(got["created_gaps"], f) or 0.0) > 0.1
+        assert (ks_distance(got["created_spans"], t.active_span.cdf) or 1.0) < 0.02
+        row = report["types"][str(tid)]
+        assert row["ks_interarrival"] < 0.015 and row["ks_span"] < 0.02
+        assert row["interarrival_by_population"]["floor"] <= row["ks_interarrival"]
+
+
+def test_the_floor_shows_what_no_balancing_can_reach() -> None:
+    """Type 1 with as many pre-existing as created files: the created files' short gaps (43% of
+    the pool) are more than any law of the pre-existing files can offset. Validate's floor says
+    so, and balancing gets near it (from 0.07 unbalanced). Type 2 (a third of the pool) can be
+    offset: its floor is about 0 and its pool on F_j."""
+    profile = _profile("created")
+    report = _validate(generate_schedule(profile, GenerateOptions(), 5), profile)
+    one, two = report["types"]["1"], report["types"]["2"]
+    floor = one["interarrival_by_population"]["floor"]
+    assert 0.01 < floor <= one["ks_interarrival"] < floor + 0.01
+    assert two["interarrival_by_population"]["floor"] < 0.005 and two["ks_interarrival"] < 0.015
+    # below validate's note threshold (0.02): no note
+    assert not any("cannot come nearer" in note for note in report["notes"])
+
+
+def test_validate_notes_types_whose_floor_exceeds_the_bar() -> None:
+    """Only a few pre-existing files against many created ones with short gaps: the floor
+    passes 0.02 and validate names the type."""
+    profile = _profile("created", pre=2_000)
+    report = _validate(generate_schedule(profile, GenerateOptions(), 5), profile)
+    one = report["types"]["1"]
+    assert one["interarrival_by_population"]["floor"] > 0.02
+    assert one["ks_interarrival"] >= one["interarrival_by_population"]["floor"]
+    notes = [note for note in report["notes"] if "cannot come nearer" in note]
+    assert len(notes) == 1 and "type(s) 1 (" in notes[0]
+
+
+def test_balancing_leaves_other_types_and_pools_already_on_f_alone() -> None:
+    """Types whose H_j describes every file, and types without created files, give the same
+    schedule with and without balancing."""
+    for profile in (_profile("all"), _profile("created", n=0)):
+        on = generate_schedule(profile, GenerateOptions(), 5)
+        off = generate_schedule(profile, GenerateOptions(balance_gaps=False), 5)
+        assert on.events == off.events > 0
+        assert np.array_equal(on.time_us, off.time_us) and np.array_equal(on.target, off.target)
 
 
 def test_with_population_all_every_file_closes_its_span() -> None:

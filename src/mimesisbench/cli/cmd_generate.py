@@ -68,6 +68,12 @@ def _load(profile_arg: str, flat: bool) -> tuple[Any, Any]:
 @click.option("--types", default=None, metavar="3,17", help="Keep only these file types.")
 @click.option("--duration", default=None, metavar="D", help="Window: 20s, 10m, 1h or ms (default: the profile's).")
 @click.option("--flat", is_flag=True, help="All files in one directory (the root).")
+@click.option(
+    "--no-gap-balance",
+    "no_gap_balance",
+    is_flag=True,
+    help="Draw pre-existing files' interarrivals from F_j even where created files pull the pool off it.",
+)
 @click.option("--seed", type=int, default=None, help="Random seed (default: a random one, recorded in the manifest).")
 @click.option("-o", "--output", "output", required=True, type=click.Path(path_type=Path), help="Schedule directory.")
 def generate_cmd(
@@ -79,6 +85,7 @@ def generate_cmd(
     types: str | None,
     duration: str | None,
     flat: bool,
+    no_gap_balance: bool,
     seed: int | None,
     output: Path,
 ) -> None:
@@ -99,6 +106,7 @@ def generate_cmd(
         types=_parse_types(types),
         duration_ms=duration_ms,
         flat=flat,
+        balance_gaps=not no_gap_balance,
     )
     prof, tree = _load(profile, flat)
     path, schedule, manifest = generate_to(prof, output, options, seed, tree)

@@ -14,7 +14,10 @@ A ``Distribution`` is a table of ascending ``values`` (milliseconds, or counts) 
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Annotated, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +27,20 @@ FloatArray = NDArray[np.float64]
 
 #: default number of quantile points kept when a distribution is fitted from samples
 DEFAULT_POINTS = 256
+
+
+@dataclass(frozen=True, eq=False)
+class _Arrays:
+    """A distribution's table as arrays. Any two compare equal: pydantic compares models by their
+    ``__dict__`` first, where this cache may sit, and it derives from fields compared anyway."""
+
+    values: FloatArray
+    cdf: FloatArray
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Arrays)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class Distribution(BaseModel):
@@ -103,11 +120,25 @@ class Distribution(BaseModel):
 
     # ------------------------------------------------------------------ views
     def arrays(self) -> tuple[FloatArray, FloatArray]:
-        """(values, cdf) as float64 arrays; the CDF's last entry is exactly 1."""
+        """(values, cdf) as read-only float64 arrays; the CDF's last entry is exactly 1."""
+        return self.table_arrays.values, self.table_arrays.cdf
+
+    @cached_property
+    def table_arrays(self) -> _Arrays:
+        """``arrays()``, converted from the lists once (a 15,000-value list takes about 0.7 ms).
+        Not a field: JSON ignores it, and the model is frozen, so it never goes stale."""
         values = np.asarray(self.values, dtype=np.float64)
         cdf = np.cumsum(np.asarray(self.weights, dtype=np.float64))
         cdf[-1] = 1.0
-        return values, cdf
+        values.flags.writeable = False
+        cdf.flags.writeable = False
+        return _Arrays(values, cdf)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Distribution:
+        """A copy whose cached arrays follow the copy's values (``update`` may change them)."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("table_arrays", None)
+        return copy
 
     def cdf(self, x: NDArray[np.floating] | float) -> FloatArray:
         values, cdf = self.arrays()

@@ -9,7 +9,7 @@ a remainder.
 ``calibrate_gaps`` finds a sampling distribution F'_j such that the closing rule drawing from
 F'_j yields pooled interarrivals that follow F_j (as closely as the marginals allow: a gap can
 never exceed its file's span, so F_j mass above the largest span cannot be reached). F'_j has
-F_j's stored values and F_j's shape within each of ``BINS`` bins of equal F_j probability; only
+F_j's stored values and F_j's shape within each of ``balance.BINS`` bins of equal F_j probability; only
 the bins' masses change. Fixed point, per type:
 
 1. draw ``spans`` spans from H_j once (seeded);
@@ -34,13 +34,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.profile.distribution import Distribution
+from mimesisbench.synth.balance import equal_mass_bins, reweighted
 from mimesisbench.synth.kstats import ks_distance
 from mimesisbench.synth.streams import Sampler
 
 I64 = NDArray[np.int64]
 
-#: bins of equal F_j probability whose masses are calibrated
-BINS = 100
 MAX_ROUNDS = 20
 #: damping exponent and per-round clip of the bin-mass update
 ALPHA = 0.8
@@ -101,14 +100,6 @@ def closing_gaps(span_us: I64, sampler: Sampler, rng: np.random.Generator) -> I6
     return np.concatenate(gaps)
 
 
-def _bins(values: NDArray[np.float64], cdf: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Right edges of up to ``BINS`` bins of about equal probability; every edge is a stored value
-    (so each stored value's mass, spread over the interval below it, lies in one bin)."""
-    levels = np.arange(1, BINS, dtype=np.float64) / BINS
-    idx = np.searchsorted(cdf, levels - 1e-12, side="left")
-    return np.unique(np.append(values[np.clip(idx, 0, values.size - 1)], values[-1]))
-
-
 def calibrate_gaps(
     f: Distribution, h: Distribution, seed: int = DEFAULT_SEED, stream: int = 0, trace: list[float] | None = None
 ) -> GapCalibration | None:
@@ -120,7 +111,7 @@ def calibrate_gaps(
     if h.values[-1] <= 0 or values.size < 2 or values[-1] <= 0:
         return None
     weights = np.diff(cdf, prepend=0.0)
-    edges = _bins(values, cdf)
+    edges = equal_mass_bins(values, cdf)
     key_bin = np.searchsorted(edges, values, side="left")
     nb = edges.size
     target = np.bincount(key_bin, weights=weights, minlength=nb)
@@ -130,7 +121,7 @@ def calibrate_gaps(
     edges_us = edges * 1000.0
 
     def pooled(w: NDArray[np.float64], run: int) -> I64:
-        return closing_gaps(span_us, Sampler(_table(values, w)), np.random.default_rng([seed, stream, run]))
+        return closing_gaps(span_us, Sampler(reweighted(values, w)), np.random.default_rng([seed, stream, run]))
 
     factor = np.ones(nb)
     best_factor, best_gaps, best_ks, best_round = factor, np.empty(0, dtype=np.int64), np.inf, 0
@@ -157,14 +148,8 @@ def calibrate_gaps(
             step = np.where(out > 0, target / out, CLIP) ** alpha
         factor = np.clip(factor * np.clip(step, 1.0 / CLIP, CLIP), 1.0 / MAX_FACTOR, MAX_FACTOR)
     best_w = weights * best_factor[key_bin]
-    dist = _table(values, best_w)
+    dist = reweighted(values, best_w)
     # figures on a fresh sample (another random stream), not the one the weights were fitted on
     ks_cal = ks_distance(pooled(best_w, 2) / 1000.0, f.cdf) or 0.0
     ks_raw = ks_distance(pooled(weights, 2) / 1000.0, f.cdf) or 0.0
     return GapCalibration(dist, round(ks_cal, 4), round(ks_raw, 4), best_round, spans, seed)
-
-
-def _table(values: NDArray[np.float64], weights: NDArray[np.float64]) -> Distribution:
-    w = np.asarray(weights, dtype=np.float64) / float(np.sum(weights))
-    w[-1] = max(0.0, 1.0 - float(w[:-1].sum()))
-    return Distribution(values=values.tolist(), weights=w.tolist())

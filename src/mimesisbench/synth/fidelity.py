@@ -28,6 +28,7 @@ from mimesisbench.synth.kstats import (
     ks_distance,
     ks_two,
     mixture,
+    pool_floor,
     truncated,
     truncated_floor,
     truncated_seen,
@@ -40,6 +41,8 @@ from mimesisbench.synth.store import ScheduleTables
 POPULARITY_BAR = 0.04
 #: validate notes the types whose spans the window is expected to cut more often than this
 CUT_SPAN_NOTE = 0.05
+#: validate notes the types whose ks_interarrival floor (``interarrival_by_population``) exceeds this
+FLOOR_NOTE = 0.02
 MS = 1000.0  # us per ms
 
 FEATURES = ("ks_create_interarrival", "ks_activation", "ks_span", "ks_interarrival", "ks_delete", "ks_popularity")
@@ -108,15 +111,23 @@ class _TypeView:
             out["ks_popularity"] = t.observed["popularity"].cdf
         return out
 
-    def interarrival_by_population(self) -> dict[str, dict[str, Any]]:
+    def interarrival_by_population(self) -> dict[str, Any]:
         """KS of F_j over the pre-existing and the created files' gaps apart (window-corrected):
-        with ``span_population`` 'created' the two follow different rules (streams.py)."""
+        with ``span_population`` 'created' the two follow different rules (streams.py). Also
+        ``floor``: the least ``ks_interarrival`` that any gaps of the pre-existing files could
+        give with the created files' gaps as they are (their spans exact), a bound of the data's."""
         f = self.t.access_interarrival
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, Any] = {}
         for name, sel in (("pre_existing", self.gap_pre), ("created", ~self.gap_pre)):
             gaps = self.gaps[sel] / MS
             cdf = None if f is None else truncated_seen(f.cdf, self.gap_limits[sel])
             out[name] = {"ks": _round(_ks(gaps, cdf)), "n": int(gaps.size)}
+        made = ~self.gap_pre
+        floor = None
+        if f is not None and self.gaps.size:
+            share = float(np.count_nonzero(made)) / self.gaps.size
+            floor = pool_floor(self.gaps[made] / MS, share, truncated_seen(f.cdf, self.gap_limits))
+        out["floor"] = _round(floor)
         return out
 
     def samples(self) -> dict[str, NDArray[np.float64]]:
@@ -180,6 +191,17 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
             "to the window's end while the schedule shows the last access before it, so ks_span (and "
             "ks_delete) are not meaningful there: generate with a --duration longer than the spans to "
             "measure H_j and D_j"
+        )
+    bound = [
+        f"{tid} ({row['interarrival_by_population']['floor']:.3f})"
+        for tid, row in types.items()
+        if (row.get("interarrival_by_population", {}).get("floor") or 0.0) > FLOOR_NOTE
+    ]
+    if bound:
+        notes.append(
+            f"ks_interarrival of type(s) {', '.join(bound)} cannot come nearer F_j than these floors: the created "
+            "files' gaps, bound by their exact spans (H_j), are more of the pool than any gaps of the pre-existing "
+            "files can offset (docs/generate.md, balanced pre-existing gaps)"
         )
     result: dict[str, Any] = {"mode": "profile", "profile": eff.name}
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_activation", "ks_delete", "ks_create_interarrival"):

@@ -25,17 +25,46 @@ FloatArray = NDArray[np.float64]
 Cdf = Callable[[FloatArray], FloatArray]
 
 
-def ks_distance(samples: NDArray[np.number], cdf: Cdf) -> float | None:
-    """sup |ECDF - F| for a CDF that may have point masses (left limits taken at the samples)."""
+def _ecdf_steps(samples: NDArray[np.number]) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+    """The distinct sample values and the ECDF just before and at each; None without samples."""
     x = np.asarray(samples, dtype=np.float64)
     if x.size == 0:
         return None
     values, counts = np.unique(x, return_counts=True)
     cum = np.cumsum(counts) / x.size
-    left = cum - counts / x.size
+    return values, cum - counts / x.size, cum
+
+
+def ks_distance(samples: NDArray[np.number], cdf: Cdf) -> float | None:
+    """sup |ECDF - F| for a CDF that may have point masses (left limits taken at the samples)."""
+    steps = _ecdf_steps(samples)
+    if steps is None:
+        return None
+    values, left, cum = steps
     f_at = cdf(values)
     f_before = cdf(np.nextafter(values, -np.inf))
     return float(max(np.max(np.abs(cum - f_at)), np.max(np.abs(left - f_before))))
+
+
+def pool_floor(part: NDArray[np.number], share: float, cdf: Cdf) -> float | None:
+    """The least KS distance to ``cdf`` (F) of any pool in which the values ``part`` make up the
+    share ``s`` (``share``) and the rest may be anything.
+
+    The rest's share of the pool's CDF, G = pool - s P (P: the part's ECDF), must be
+    nondecreasing and within [0, 1 - s]. A nondecreasing G within z of D = F - s P exists
+    exactly when z >= s P - F, z >= F - s P - (1 - s) and z >= (D(x) - D(y)) / 2 for all x <= y
+    (D drops where the part is denser than F). Between the part's values D only rises, so
+    D at each value and just before it is enough.
+    """
+    steps = _ecdf_steps(part)
+    if steps is None:
+        return None
+    values, left, cum = steps
+    d = np.empty(2 * values.size)
+    d[0::2] = cdf(np.nextafter(values, -np.inf)) - share * left
+    d[1::2] = cdf(values) - share * cum
+    drop = float(np.max(np.maximum.accumulate(d) - d)) / 2.0
+    return max(float(-d.min()), float(d.max()) - (1.0 - share), drop, 0.0)
 
 
 def ks_two(a: NDArray[np.number], b: NDArray[np.number]) -> float | None:

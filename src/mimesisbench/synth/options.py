@@ -17,6 +17,8 @@ class GenerateOptions:
     ``time_scale`` 0 means "as fast as possible": the schedule is generated at scale 1 and every
     time is then set to 0, keeping the order. ``duration_ms`` None means the (scaled) profile's
     window. ``scale_types`` is a tuple of ``(type_id, factor)`` applied in order.
+    ``balance_gaps`` False draws every file's interarrivals from F_j (or the closing rule's
+    calibrated table) even where the pool then leaves F_j (``synth.balance``).
     """
 
     scale_files: float = 1.0
@@ -26,6 +28,7 @@ class GenerateOptions:
     types: tuple[int, ...] | None = None
     duration_ms: int | None = None
     flat: bool = False
+    balance_gaps: bool = True
 
     def __post_init__(self) -> None:
         if not self.scale_files > 0:
@@ -58,6 +61,7 @@ class GenerateOptions:
             types=None if data.get("types") is None else tuple(int(t) for t in data["types"]),
             duration_ms=None if data.get("duration_ms") is None else int(data["duration_ms"]),
             flat=bool(data.get("flat", False)),
+            balance_gaps=bool(data.get("balance_gaps", True)),
         )
 
 

@@ -191,7 +191,7 @@ def generate_schedule(
         file_dir[lo:hi] = place_files(dir_index, t.id, count, depths, shares, rng_ns)
         file_pre[lo : lo + t.pre_existing] = True
         origin = np.concatenate([np.zeros(t.pre_existing, dtype=np.int64), made])
-        ev = type_events(t, origin, made.size, first, window_us, type_rngs[t.id], target_dtype)
+        ev = type_events(t, origin, made.size, first, window_us, type_rngs[t.id], target_dtype, options.balance_gaps)
         if need_lifetimes:
             file_create[lo:hi] = origin
             file_create[lo : lo + t.pre_existing] = -1

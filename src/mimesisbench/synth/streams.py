@@ -23,9 +23,12 @@ All times are integer microseconds from t0. For one file type ``j``:
   - pre-existing files of a type whose H_j describes only the files created in the trace
     (``span_population`` 'created', the 2014 format): the same renewal rule read as a stopping
     time (the 2014 Java generator's crossing rule, which also drew again at exactly first + H_j):
-    F_j draws while the stream is before first + H_j, the first access at or past it being the
-    last. Their pooled interarrivals are then an unbiased F_j sample (the profile's F_j is
-    mostly their gaps) and their spans overshoot H_j, which does not describe them.
+    draws while the stream is before first + H_j, the first access at or past it being the
+    last. Their pooled interarrivals are then an unbiased sample of the law they draw from, and
+    their spans overshoot H_j, which does not describe them. That law is balanced
+    (``synth.balance``): the one that puts the type's pooled interarrivals, the created files'
+    included, back on F_j, which describes the pool (a pilot run per type measures the created
+    files' gaps in the window).
 
   Nothing past the window's end. Each access is an OPEN with probability ``open_share``, else
   a LIST_FILE;
@@ -42,7 +45,10 @@ reached to the next round. Nothing loops per file or per event in Python.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,7 +56,9 @@ from numpy.typing import NDArray
 from mimesisbench.errors import ScheduleError
 from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.schema import FileType
+from mimesisbench.synth.balance import balanced_pre_law
 from mimesisbench.synth.format import OpCode
+from mimesisbench.synth.kstats import ks_distance, truncated_seen
 
 I64 = NDArray[np.int64]
 NEVER = np.iinfo(np.int64).max
@@ -64,6 +72,14 @@ DRAWS_PER_ROUND = 1 << 21
 FILES_PER_CHUNK = 1 << 20
 #: interarrivals drawn per file and round, per mean interarrival of room left (then + 1)
 WANT_FACTOR = 1.0
+#: files of each population in the pilot that balances pre-existing files' interarrivals: the
+#: created files' gaps give a distribution, the pre-existing files' only a count
+PILOT_CREATED_FILES = 8192
+PILOT_PRE_FILES = 4096
+#: no balancing when the created files' gaps move the pool's KS distance to F_j by at most this
+BALANCE_TOLERANCE = 0.002
+#: pilot rounds (each re-estimates the pre-existing files' gap count under the law found so far)
+BALANCE_ROUNDS = 2
 
 
 class Sampler:
@@ -164,6 +180,36 @@ def _needed(ft: FileType, key: str) -> Distribution:
     return dist
 
 
+class Laws:
+    """A type's samplers, tabulated on first use and shared by its chunks and its pilot (a
+    missing distribution is an error only once some file needs it)."""
+
+    def __init__(self, ft: FileType) -> None:
+        self.ft = ft
+
+    @cached_property
+    def activation(self) -> Sampler:
+        return Sampler(_needed(self.ft, "activation_delay"))
+
+    @cached_property
+    def span(self) -> Sampler:
+        return Sampler(_needed(self.ft, "active_span"))
+
+    @cached_property
+    def access(self) -> Sampler:
+        return Sampler(_needed(self.ft, "access_interarrival"))
+
+    @cached_property
+    def delete(self) -> Sampler:
+        return Sampler(_needed(self.ft, "delete_delay"))
+
+    @cached_property
+    def calibrated(self) -> Sampler | None:
+        """The closing rule's ``access_gap_sampling`` table, None when the type has none."""
+        table = self.ft.access_gap_sampling
+        return None if table is None else Sampler(table.distribution)
+
+
 def type_events(
     ft: FileType,
     origin_us: I64,
@@ -172,13 +218,18 @@ def type_events(
     window_us: int,
     rng: np.random.Generator,
     target_dtype: type = np.int64,
+    balance: bool = True,
 ) -> TypeEvents:
     """Events of one type whose files have ids ``first_id + i`` and origins ``origin_us[i]``.
 
     The last ``created`` files are created at their origin; the others exist at t0 (origin 0).
+    ``balance``: pre-existing files of a span-driven type whose H_j describes only created files
+    draw their interarrivals so that the type's pooled interarrivals follow F_j (``synth.balance``).
     """
     n = int(origin_us.size)
     out = TypeEvents([], [], [], np.full(n, NEVER, dtype=np.int64))
+    laws = Laws(ft)
+    pre_f = _balanced_pre_sampler(laws, origin_us, created, window_us, rng) if balance else None
     if created:
         out.keys.append((origin_us[n - created :] << RANK_BITS) | RANK[OpCode.CREATE])
         out.metas.append(np.full(created, _meta(ft, OpCode.CREATE), dtype=np.uint32))
@@ -186,8 +237,116 @@ def type_events(
     for lo in range(0, n, FILES_PER_CHUNK):
         hi = min(n, lo + FILES_PER_CHUNK)
         pre_count = max(0, min(hi, n - created) - lo)
-        out.delete_us[lo:hi] = _chunk(ft, origin_us[lo:hi], pre_count, window_us, rng, first_id + lo, target_dtype, out)
+        out.delete_us[lo:hi] = _chunk(
+            laws, origin_us[lo:hi], pre_count, window_us, rng, first_id + lo, target_dtype, out, pre_f
+        )
     return out
+
+
+def _balanced_pre_sampler(
+    laws: Laws, origin_us: I64, created: int, window_us: int, rng: np.random.Generator
+) -> Sampler | None:
+    """The pre-existing files' interarrival sampler that keeps the type's pooled interarrivals on
+    F_j (``synth.balance``), or None when F_j itself is right: the type is not span-driven with
+    H_j describing created files, has no pre-existing or no created files, or its created files'
+    gaps would move the pool's KS distance to F_j by at most ``BALANCE_TOLERANCE``.
+
+    A pilot on evenly spaced files of each population (``PILOT_*_FILES``, with the type's own
+    rules, window and origins) measures the created files' gaps and both populations' expected
+    gap counts. The pre-existing files' count depends on the law they draw from, so it is
+    measured again (``BALANCE_ROUNDS``) under the law found so far. The pilot draws from a child
+    of the type's random stream (``spawn``): the type's own draws do not move.
+    """
+    ft = laws.ft
+    pre = int(origin_us.size) - created
+    f_dist = ft.access_interarrival
+    if (
+        ft.span_population != "created"
+        or ft.observed.get("popularity") is not None
+        or f_dist is None
+        or pre <= 0
+        or created <= 0
+        or ft.accessed_share <= 0.0
+    ):
+        return None
+    f = laws.access
+    pilot = _Pilot(laws, window_us, rng.spawn(1)[0])
+    created_files = pre + _evenly(created, PILOT_CREATED_FILES)
+    made, limits = pilot.gaps(origin_us[created_files], _closing_streams, f)
+    made, limits = made / 1000.0, limits / 1000.0
+    n_created = made.size * created / created_files.size
+    moved = n_created * (ks_distance(made, truncated_seen(f_dist.cdf, limits)) or 0.0)
+    pre_files = _evenly(pre, PILOT_PRE_FILES)
+    # a floor of the pre-existing files' gap count first: most types in short windows stop here
+    if moved <= BALANCE_TOLERANCE * (n_created + pilot.gap_floor(origin_us[pre_files], f) * pre / pre_files.size):
+        return None
+    sampler = f
+    for rnd in range(BALANCE_ROUNDS):
+        n_pre = pilot.gap_count(origin_us[pre_files], _stopping_streams, sampler) * pre / pre_files.size
+        if rnd == 0 and moved <= BALANCE_TOLERANCE * (n_created + n_pre):
+            return None
+        sampler = Sampler(balanced_pre_law(f_dist, made, limits, n_created, n_pre).distribution)
+    return sampler
+
+
+def _evenly(count: int, most: int) -> I64:
+    """Up to ``most`` evenly spaced indices in [0, count)."""
+    return np.linspace(0, count - 1, min(count, most)).astype(np.int64)  # distinct: steps >= 1
+
+
+Rule = Callable[[Laws, Sampler, I64, I64, np.random.Generator, list[tuple[I64, I64]]], tuple[I64, Any]]
+
+
+@dataclass
+class _Pilot:
+    """A small run of a type's access rules (``_balanced_pre_sampler``)."""
+
+    laws: Laws
+    window_us: int
+    rng: np.random.Generator
+
+    def streams(self, origin: I64, rule: Rule, f: Sampler) -> tuple[list[tuple[I64, I64]], I64]:
+        """Access offsets inside the window (``_chunk``'s parts) of files with the given origins
+        whose streams follow ``rule`` (``_closing_streams`` or ``_stopping_streams``) drawing
+        from ``f``, and the first access time of each file with an access."""
+        laws = self.laws
+        accessed = np.flatnonzero(_bernoulli(self.rng, origin.size, laws.ft.accessed_share))
+        first = origin[accessed] + laws.activation.draw(self.rng, accessed.size)
+        span = laws.span.draw(self.rng, accessed.size)
+        inside = first < self.window_us
+        first, span = first[inside], span[inside]
+        parts: list[tuple[I64, I64]] = []
+        rule(laws, f, span, self.window_us - 1 - first, self.rng, parts)
+        return parts, first
+
+    def gaps(self, origin: I64, rule: Rule, f: Sampler) -> tuple[I64, I64]:
+        """The pooled access interarrivals of ``streams``, and each one's limit: the time from
+        the access that opens it to the window's end (a gap is seen only below it); both us."""
+        parts, first = self.streams(origin, rule, f)
+        if not first.size:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        file_of = np.concatenate([p[0] for p in parts])
+        offset = np.concatenate([p[1] for p in parts])
+        order = np.lexsort((offset, file_of))
+        file_of, offset = file_of[order], offset[order]
+        same = file_of[1:] == file_of[:-1]
+        opens = (first[file_of] + offset)[:-1][same]
+        return np.diff(offset)[same], self.window_us - opens
+
+    def gap_floor(self, origin: I64, f: Sampler) -> float:
+        """A floor of ``gap_count`` under ``_stopping_streams``, without drawing the streams: by
+        Wald's identity a file draws at least limit / mean interarrivals to pass its limit
+        (the span, or the window's end), and keeps all of them but perhaps the last."""
+        laws = self.laws
+        accessed = origin[_bernoulli(self.rng, origin.size, laws.ft.accessed_share)]
+        first = accessed + laws.activation.draw(self.rng, accessed.size)
+        limit = np.minimum(laws.span.draw(self.rng, accessed.size), self.window_us - 1 - first)
+        return float(np.clip(limit / max(f.mean_us, 1.0) - 1.0, 0.0, None).sum())
+
+    def gap_count(self, origin: I64, rule: Rule, f: Sampler) -> int:
+        """The number of access interarrivals of ``streams``: accesses less accessed files."""
+        parts, first = self.streams(origin, rule, f)
+        return sum(int(p[1].size) for p in parts) - int(first.size)
 
 
 def _meta(ft: FileType, op: OpCode) -> np.uint32:
@@ -203,7 +362,7 @@ def _bernoulli(rng: np.random.Generator, size: int, share: float) -> NDArray[np.
 
 
 def _chunk(
-    ft: FileType,
+    laws: Laws,
     origin: I64,
     pre_count: int,
     window_us: int,
@@ -211,10 +370,13 @@ def _chunk(
     first_id: int,
     target_dtype: type,
     out: TypeEvents,
+    pre_f: Sampler | None = None,
 ) -> I64:
     """Accesses and deletions of a chunk of files with ids ``first_id + i`` (the first
     ``pre_count`` of them pre-existing), appended to ``out``; returns the chunk's deletion times
-    (NEVER when not deleted)."""
+    (NEVER when not deleted). ``pre_f``: the pre-existing files' interarrival sampler under the
+    stopping rule (F_j's when None)."""
+    ft = laws.ft
     n = origin.size
     accessed = _bernoulli(rng, n, ft.accessed_share)
     acc_idx = np.flatnonzero(accessed)
@@ -224,8 +386,8 @@ def _chunk(
     idx = acc_idx
     first = np.empty(0, dtype=np.int64)
     if acc_idx.size:
-        first = origin[acc_idx] + Sampler(_needed(ft, "activation_delay")).draw(rng, acc_idx.size)
-        span = Sampler(_needed(ft, "active_span")).draw(rng, acc_idx.size)
+        first = origin[acc_idx] + laws.activation.draw(rng, acc_idx.size)
+        span = laws.span.draw(rng, acc_idx.size)
         inside = first < window_us
         beyond[acc_idx[~inside]] = True
         idx = acc_idx[inside]
@@ -233,7 +395,7 @@ def _chunk(
         span = span[inside]
         popularity = ft.observed.get("popularity")
         if popularity is not None:
-            f_rel, rel, last_rel, cut = _counted_streams(ft, popularity, first, window_us, rng)
+            f_rel, rel, last_rel, cut = _counted_streams(laws, popularity, first, window_us, rng)
             beyond[idx] = cut
             parts.append((f_rel, rel))
         else:
@@ -241,12 +403,12 @@ def _chunk(
             # pre-existing files come first (idx is ascending): they are the prefix [0, k)
             k = int(np.searchsorted(idx, pre_count)) if ft.span_population == "created" else 0
             last_rel = np.empty(idx.size, dtype=np.int64)
-            f = Sampler(_needed(ft, "access_interarrival"))  # both rules draw F_j: tabulate it once
-            for lo, hi, rule in ((0, k, _stopping_streams), (k, idx.size, _closing_streams)):
+            f = laws.access
+            for lo, hi, rule, law in ((0, k, _stopping_streams, pre_f or f), (k, idx.size, _closing_streams, f)):
                 if hi <= lo:
                     continue
                 sub: list[tuple[I64, I64]] = []
-                last_rel[lo:hi], beyond[idx[lo:hi]] = rule(ft, f, span[lo:hi], room[lo:hi], rng, sub)
+                last_rel[lo:hi], beyond[idx[lo:hi]] = rule(laws, law, span[lo:hi], room[lo:hi], rng, sub)
                 for f_rel, _rel in sub:
                     f_rel += lo  # indices into the slice -> into idx
                 parts.extend(sub)
@@ -270,7 +432,7 @@ def _chunk(
             )
         start += size
     parts.clear()
-    delete_us = _deletions(ft, origin, last_abs, beyond, window_us, rng)
+    delete_us = _deletions(laws, origin, last_abs, beyond, window_us, rng)
     dels = np.flatnonzero(delete_us != NEVER)
     out.keys.append((delete_us[dels] << RANK_BITS) | RANK[OpCode.DELETE])
     out.metas.append(np.full(dels.size, _meta(ft, OpCode.DELETE), dtype=np.uint32))
@@ -279,7 +441,7 @@ def _chunk(
 
 
 def _closing_streams(
-    ft: FileType, f: Sampler, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
+    laws: Laws, f: Sampler, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
 ) -> tuple[I64, NDArray[np.bool_]]:
     """The closing rule (spans exact): accesses with interarrivals drawn while they lie within
     ``span`` of the first access, then a last access at exactly first + span. Only offsets up to
@@ -287,7 +449,7 @@ def _closing_streams(
     cut the file's span (its closing access lies past the window's end)."""
     limit = np.minimum(span, room)
     cut = limit < span
-    last_rel = _streams(ft, f, limit, ~cut, rng, parts)
+    last_rel = _streams(laws, f, limit, ~cut, rng, parts)
     # the span is first-to-last access: a stream that ends inside the window ends with an
     # access exactly at first + H (unless an interarrival landed there already)
     closing = np.flatnonzero(~cut & (last_rel < span))
@@ -297,18 +459,19 @@ def _closing_streams(
 
 
 def _stopping_streams(
-    ft: FileType, f: Sampler, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
+    laws: Laws, f: Sampler, span: I64, room: I64, rng: np.random.Generator, parts: list[tuple[I64, I64]]
 ) -> tuple[I64, NDArray[np.bool_]]:
     """The paper's renewal rule as a stopping time, for pre-existing files of a type whose H_j
-    describes only created files (``span_population`` 'created'): F_j draws while the stream is
-    before first + span; the first access at or past it is the last (none more when the span is
-    0). Whether to draw again depends only on the draws so far, so the pooled interarrivals are
-    an unbiased F_j sample; the spans overshoot H_j. Offsets up to ``room`` only. Returns the last
-    offset per file and whether the stream goes on past the window's end (``f``: F_j's sampler)."""
-    last_rel = _renewal(ft, f, np.clip(np.minimum(span - 1, room), 0, None), rng, parts)
+    describes only created files (``span_population`` 'created'): draws from ``f`` (F_j, or the
+    balanced law of ``_balanced_pre_sampler``) while the stream is before first + span; the first
+    access at or past it is the last (none more when the span is 0). Whether to draw again
+    depends only on the draws so far, so the pooled interarrivals are an unbiased sample of
+    ``f``; the spans overshoot H_j. Offsets up to ``room`` only. Returns the last offset per file
+    and whether the stream goes on past the window's end."""
+    last_rel = _renewal(laws.ft, f, np.clip(np.minimum(span - 1, room), 0, None), rng, parts)
     cut = span - 1 > room
     ends = np.flatnonzero(~cut & (span > 0))
-    # the draw that reaches first + span: F_j conditioned on reaching it (the renewal stopped at the
+    # the draw that reaches first + span: f conditioned on reaching it (the renewal stopped at the
     # last offset before it and discarded the draw that went past, which had exactly this law)
     cross = last_rel[ends] + f.draw_at_least(rng, span[ends] - last_rel[ends])
     inside = cross <= room[ends]
@@ -319,7 +482,7 @@ def _stopping_streams(
 
 
 def _streams(
-    ft: FileType,
+    laws: Laws,
     f: Sampler,
     limit: I64,
     closed: NDArray[np.bool_],
@@ -334,10 +497,10 @@ def _streams(
     their pooled interarrivals, closing gaps included, follow F_j; the others (and every file of
     a type without a table) draw from F_j, which the window then truncates.
     """
-    table = ft.access_gap_sampling
-    if table is None or not closed.any():
+    ft = laws.ft
+    calibrated = laws.calibrated if closed.any() else None
+    if calibrated is None:
         return _renewal(ft, f, limit, rng, parts)
-    calibrated = Sampler(table.distribution)
     if closed.all():
         return _renewal(ft, calibrated, limit, rng, parts)
     last = np.empty(limit.size, dtype=np.int64)
@@ -384,7 +547,7 @@ def _renewal(ft: FileType, sampler: Sampler, limit: I64, rng: np.random.Generato
 
 
 def _counted_streams(
-    ft: FileType, popularity: Distribution, first: I64, window_us: int, rng: np.random.Generator
+    laws: Laws, popularity: Distribution, first: I64, window_us: int, rng: np.random.Generator
 ) -> tuple[I64, I64, I64, NDArray[np.bool_]]:
     """Access offsets when the type carries its observed popularity: each file gets N accesses,
     N drawn from the popularity distribution, the first at offset 0 and the others after N - 1
@@ -397,7 +560,7 @@ def _counted_streams(
     n = first.size
     counts = np.maximum(np.rint(popularity.sample(rng, n)), 1).astype(np.int64)
     gaps = counts - 1
-    draws = Sampler(_needed(ft, "access_interarrival")).draw(rng, int(gaps.sum()))
+    draws = laws.access.draw(rng, int(gaps.sum()))
     prefix = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(draws)])
     seg_start = np.cumsum(gaps) - gaps
     file_of = np.repeat(np.arange(n, dtype=np.int64), gaps)
@@ -414,14 +577,15 @@ def _counted_streams(
 
 
 def _deletions(
-    ft: FileType, origin: I64, last_abs: I64, beyond: NDArray[np.bool_], window_us: int, rng: np.random.Generator
+    laws: Laws, origin: I64, last_abs: I64, beyond: NDArray[np.bool_], window_us: int, rng: np.random.Generator
 ) -> I64:
+    ft = laws.ft
     n = origin.size
     out = np.full(n, NEVER, dtype=np.int64)
     flagged = np.flatnonzero(_bernoulli(rng, n, ft.delete_share))
     if flagged.size == 0:
         return out
-    delay = Sampler(_needed(ft, "delete_delay")).draw(rng, flagged.size)
+    delay = laws.delete.draw(rng, flagged.size)
     last = last_abs[flagged]
     if ft.delete_delay_origin == "last_access":
         when = np.where(last >= 0, last, origin[flagged]) + delay

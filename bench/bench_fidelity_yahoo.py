@@ -6,7 +6,11 @@ sampling noise of a KS distance at that size (1.36 / sqrt(n)); then type weights
 files-at-depth shares as absolute errors in percentage points. Bars: KS 0.02, 0.5 pp.
 
     .venv/bin/python bench/bench_fidelity_yahoo.py [--profile ZIP] [--seed 1] [--duration 30d] [--json OUT]
-        [--no-calibration] [--no-gap-balance]
+        [--no-calibration] [--no-gap-balance] [--types 3,19] [--scale-type J=X]...
+
+``--types`` and ``--scale-type`` (as in ``generate``) give the rare types samples large enough
+for their sampling noise to fall below the bar, e.g. ``--types 3,19,25 --scale-type 3=10
+--scale-type 19=50 --scale-type 25=40 --duration 30d`` (type 19 creates 112 files otherwise).
 
 With the profile's own 10-minute window most of Yahoo's creates (C_j means of 0.06-70 s for
 round(w_j n) files each) and long spans (H_j means up to 45 min) lie past the window's end;
@@ -45,12 +49,19 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="write the full report here")
     ap.add_argument("--no-calibration", action="store_true", help="import without access_gap_sampling tables")
     ap.add_argument("--no-gap-balance", action="store_true", help="pre-existing files draw from F_j (synth.balance)")
+    ap.add_argument("--types", default=None, help="keep only these types, e.g. 3,19")
+    ap.add_argument("--scale-type", action="append", default=[], metavar="J=X", help="files of type J times X")
     args = ap.parse_args()
 
     profile, dirs = import_2014(args.profile, calibrate=not args.no_calibration)
     t0 = time.perf_counter()
     duration = None if args.duration is None else parse_duration_ms(args.duration)
-    s = generate_schedule(profile, GenerateOptions(duration_ms=duration, balance_gaps=not args.no_gap_balance), args.seed, tree_from_paths(dirs))
+    s = generate_schedule(profile, GenerateOptions(
+        duration_ms=duration,
+        balance_gaps=not args.no_gap_balance,
+        types=None if args.types is None else tuple(int(t) for t in args.types.split(",")),
+        scale_types=tuple((int(j), float(x)) for j, x in (item.split("=") for item in args.scale_type)),
+    ), args.seed, tree_from_paths(dirs))
     print(f"{s.events:,} operations, window {s.window_ms:,} ms")
     with tempfile.TemporaryDirectory() as tmp:
         out = write_schedule(s, Path(tmp) / "s", manifest_for(s, profile_hash=profile_hash(profile), seed_source="given"))

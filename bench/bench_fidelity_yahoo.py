@@ -113,7 +113,8 @@ def main() -> None:
                 f"  type {tid:>2}{flag} all {row['ks_interarrival']}  floor {by_pop['floor']}  pre-existing {pre['ks']}"
                 f" (n={pre['n']:,})  created {cre['ks']} (n={cre['n']:,}, {share:.0%} of the gaps)"
             )
-        print(f"types whose floor exceeds the bar (out of reach while created files keep exact spans): {bound or 'none'}")
+        reach = bound or "none"
+        print(f"types whose floor exceeds the bar (out of reach while created files keep exact spans): {reach}")
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_activation", "ks_delete", "ks_create_interarrival", "ks_depth"):
         print(f"pooled {key}: {report.get(key)}")
     tw, dp = report["type_weight_max_abs_error_pp"], report["depth_share_max_abs_error_pp"]

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import linprog
 
 from mimesisbench.profile.distribution import Distribution
 from mimesisbench.synth.kstats import truncated_seen
@@ -117,6 +116,9 @@ def _pool_lp(
     inner bin edges k (capitals: cumulative sums; Q: ``pool``), plus ``TIE_BREAK`` times
     sum |p - target|. Variables: p (nb), d (nb, the L1 terms), z. Returns (p, z), or None if
     HiGHS fails."""
+    # imported here: every generation imports this module, and scipy.optimize is slow to load
+    from scipy.optimize import linprog
+
     nb = target.size
     inner = nb - 1
     lower = np.tril(np.ones((inner, nb)))  # row k sums bins 0..k

@@ -111,11 +111,12 @@ class _TypeView:
             out["ks_popularity"] = t.observed["popularity"].cdf
         return out
 
-    def interarrival_by_population(self) -> dict[str, Any]:
+    def interarrival_by_population(self, pooled: Cdf | None) -> dict[str, Any]:
         """KS of F_j over the pre-existing and the created files' gaps apart (window-corrected):
         with ``span_population`` 'created' the two follow different rules (streams.py). Also
         ``floor``: the least ``ks_interarrival`` that any gaps of the pre-existing files could
-        give with the created files' gaps as they are (their spans exact), a bound of the data's."""
+        give with the created files' gaps as they are (their spans exact), a bound of the data's.
+        ``pooled``: the window-corrected F_j of all the type's gaps (``cdfs()``)."""
         f = self.t.access_interarrival
         out: dict[str, Any] = {}
         for name, sel in (("pre_existing", self.gap_pre), ("created", ~self.gap_pre)):
@@ -124,9 +125,9 @@ class _TypeView:
             out[name] = {"ks": _round(_ks(gaps, cdf)), "n": int(gaps.size)}
         made = ~self.gap_pre
         floor = None
-        if f is not None and self.gaps.size:
+        if pooled is not None and self.gaps.size:
             share = float(np.count_nonzero(made)) / self.gaps.size
-            floor = pool_floor(self.gaps[made] / MS, share, truncated_seen(f.cdf, self.gap_limits))
+            floor = pool_floor(self.gaps[made] / MS, share, pooled)
         out["floor"] = _round(floor)
         return out
 
@@ -175,7 +176,7 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
             if use:
                 pooled[key].append((samples[key], cdfs[key]))
         if t.span_population == "created" and timing:
-            row["interarrival_by_population"] = view.interarrival_by_population()
+            row["interarrival_by_population"] = view.interarrival_by_population(cdfs["ks_interarrival"])
         row["weight_profile"] = round(t.weight, 6)
         row["weight_generated"] = round(view.creates.size / total_created, 6)
         row["creates"] = int(view.creates.size)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -27,13 +28,15 @@ def write(path: Path, lines: list[str], *, compress: bool = False, newline: str 
     return path
 
 
-def rows(table: pl.DataFrame) -> list[tuple]:
+def rows(table: pl.DataFrame) -> list[tuple[Any, ...]]:
     return table.select(pl.col(c).cast(pl.String) if c not in ("time_ms", "allowed") else pl.col(c)
                         for c in EVENT_COLUMNS).rows()  # fmt: skip
 
 
-def test_fields_times_ops_users_and_nulls(tmp_path: Path) -> None:
-    log = write(tmp_path / "hdfs-audit.log", [
+def mixed_lines() -> list[str]:
+    """Audit lines of many shapes: ops with options, users with auth, other loggers, denied ops,
+    webhdfs, a null path (shared with the native parser's tests)."""
+    return [
         line("2015-10-11 00:00:00,062", "getfileinfo", "/dir1/part-00000", tail=""),
         line("2015-10-11 00:00:01,000", "create", "/dir1/new file.txt", ugi="alice (auth:SIMPLE)"),
         line("2015-10-11 00:00:02,500", "rename (options=[NONE])", "/dir1/a", dst="/dir2/b",
@@ -43,7 +46,11 @@ def test_fields_times_ops_users_and_nulls(tmp_path: Path) -> None:
              logger="org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit"),
         line("2015-10-11 01:00:00,001", "setPermission", "/dir1", ugi="bob"),
         line("2015-10-11 01:00:00,002", "datanodeReport", "null"),
-    ])  # fmt: skip
+    ]  # fmt: skip
+
+
+def test_fields_times_ops_users_and_nulls(tmp_path: Path) -> None:
+    log = write(tmp_path / "hdfs-audit.log", mixed_lines())
     table, report = read_audit_logs([log])
     assert table.schema == pl.Schema(EVENT_SCHEMA)
     assert rows(table) == [

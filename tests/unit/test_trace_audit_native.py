@@ -18,31 +18,18 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_trace_audit import T0, line, mixed_lines, rows
 
 from mimesisbench.errors import TraceError
 from mimesisbench.native import ENV_SWITCH, native_module
 from mimesisbench.trace import hdfs_audit
-from mimesisbench.trace.events import EVENT_COLUMNS, ParseReport
+from mimesisbench.trace.events import ParseReport
 from mimesisbench.trace.hdfs_audit import EVENT_SCHEMA, read_audit_logs
-
-T0 = 1_444_521_600_000  # 2015-10-11 00:00:00 UTC in ms
-
-
-def line(ts: str, cmd: str, src: str, *, dst: str = "null", ugi: str = "user1 (auth:KERBEROS)",
-         allowed: str = "true", logger: str = "FSNamesystem.audit", tail: str = "\tproto=rpc") -> str:
-    return (f"{ts} INFO {logger}: allowed={allowed}\tugi={ugi}\tip=/10.10.10.10\tcmd={cmd}\tsrc={src}"
-            f"\tdst={dst}\tperm=null{tail}")  # fmt: skip
-
 
 def write(path: Path, lines: list[str] | list[bytes], *, compress: bool = False, newline: bytes = b"\n") -> Path:
     data = newline.join(x if isinstance(x, bytes) else x.encode() for x in lines) + newline
     path.write_bytes(gzip.compress(data) if compress else data)
     return path
-
-
-def rows(table: pl.DataFrame) -> list[tuple[Any, ...]]:
-    return table.select(pl.col(c).cast(pl.String) if c not in ("time_ms", "allowed") else pl.col(c)
-                        for c in EVENT_COLUMNS).rows()  # fmt: skip
 
 
 def parse(paths: list[Path], native: bool, monkeypatch: pytest.MonkeyPatch, **kw: int) -> Any:
@@ -86,15 +73,7 @@ def test_native_module_is_installed() -> None:
 
 def test_fields_times_ops_users_and_nulls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = write(tmp_path / "hdfs-audit.log", [
-        line("2015-10-11 00:00:00,062", "getfileinfo", "/dir1/part-00000", tail=""),
-        line("2015-10-11 00:00:01,000", "create", "/dir1/new file.txt", ugi="alice (auth:SIMPLE)"),
-        line("2015-10-11 00:00:02,500", "rename (options=[NONE])", "/dir1/a", dst="/dir2/b",
-             tail="\tproto=rpc\tcallerContext=HIVE_QUERY_ID:q1"),
-        line("2015-10-11 00:00:03,001", "delete", "/dir1/x", allowed="false"),
-        line("2015-10-11 01:00:00,000", "listStatus", "/dir with spaces", tail="\tproto=webhdfs",
-             logger="org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit"),
-        line("2015-10-11 01:00:00,001", "setPermission", "/dir1", ugi="bob"),
-        line("2015-10-11 01:00:00,002", "datanodeReport", "null"),
+        *mixed_lines(),
         line("2016-02-29 23:59:59,999", "open", "/ünïcødé/路径", dst="", ugi="hue/host@REALM (auth:KERBEROS) via a"),
         line("2015-10-11 00:00:00,000", "open", "/a", ugi=""),
     ])  # fmt: skip

@@ -5,6 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests must give the same verdict on any machine, loaded or not: no per-example deadline,
+# no health check that times the machine, the same examples on every run (derandomize), and no
+# example database carried from one run to the next.
+settings.register_profile(
+    "mimesisbench",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("mimesisbench")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

@@ -147,10 +147,10 @@ def runs_command(directory: Path, where: str | None, sql: str | None, as_json: b
         if as_json:
             records = result.records()
             for record in records:
-                record["p99_ms_by_op"] = p99.get(str(record["run_id"]), {})
+                record["latency_p99_ms_by_op"] = p99.get(str(record["run_id"]), {})
             click.echo(json.dumps(records, indent=2, default=_json_default))
         else:
-            console.print(runs_renderable(result, p99, catalog.skipped))
+            console.print(runs_renderable(result, p99))
     finally:
         catalog.close()
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from mimesisbench.analysis.compare import CompareOptions, bootstrap_ci, compare_runs, cv, verdict_for, welch_p
-from mimesisbench.cli.main import cli
 from mimesisbench.cli.cmd_report import COMMANDS
+from mimesisbench.cli.main import cli
 from mimesisbench.errors import InputError
 from mimesisbench.results import records, rundir
 from mimesisbench.results.load import RunDirError, load_run, load_runs

@@ -53,7 +53,7 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def _svgs(page: str) -> list[str]:
-    return re.findall(r"<svg\b.*?</svg>", page, flags=re.S)
+    return re.findall(r"<svg\b.*?</svg>", page, flags=re.DOTALL)
 
 
 def test_single_run_report_is_self_contained(real_runs: list[Path], tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_incomplete_run_and_warnings_are_prominent(real_runs: list[Path], tmp_pa
     (run / rundir.SUMMARY).write_text(json.dumps(summary))
     build_report([run], tmp_path / "out")
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    banner = re.search(r'<div class="banner bad".*?</div>', page, flags=re.S)
+    banner = re.search(r'<div class="banner bad".*?</div>', page, flags=re.DOTALL)
     assert banner is not None
     assert "incomplete" in banner.group(0) and "worker 0 fell behind schedule (drift)" in banner.group(0)
     # the banner comes before the first figure

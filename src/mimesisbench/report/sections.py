@@ -79,7 +79,7 @@ def types_table(run: RunData) -> str:
 def profile_html(run: RunData) -> str:
     sched = run.manifest.schedule
     smf = sched.manifest
-    counts = smf.get("counts") if isinstance(smf.get("counts"), dict) else {}
+    counts: dict[str, Any] = smf["counts"] if isinstance(smf.get("counts"), dict) else {}
     items: list[tuple[str, Any]] = [
         ("profile", run.profile_name or "-"),
         ("profile hash", run.profile_hash or "-"),

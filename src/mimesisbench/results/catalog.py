@@ -144,17 +144,37 @@ class Catalog:
     damaged: list[DamagedRun] = field(default_factory=list)
 
     def query(self, sql: str) -> QueryResult:
+        """Run ``sql``: a mistake in it is a ConfigError (exit 2), a damaged file it reads an InputError (exit 3)."""
         import duckdb
+
+        sql_mistakes = (  # duckdb is imported only when a catalog is used
+            duckdb.ParserException, duckdb.SyntaxException, duckdb.BinderException, duckdb.CatalogException,
+            duckdb.ConversionException, duckdb.OutOfRangeException, duckdb.NotImplementedException,
+            duckdb.TypeMismatchException, duckdb.InvalidTypeException,
+        )
 
         try:
             cursor = self.connection.execute(sql)
             columns = [d[0] for d in cursor.description or []]
             return QueryResult(columns, [tuple(r) for r in cursor.fetchall()])
-        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
-            # the SQL is fine, a file it reads is not (e.g. a samples.parquet damaged past its footer)
-            raise InputError(f"cannot read a run's file: {str(exc).splitlines()[0]}") from None
-        except duckdb.Error as exc:
+        except sql_mistakes as exc:
             raise ConfigError(f"SQL error: {str(exc).splitlines()[0]}") from None
+        except duckdb.Error as exc:
+            # the SQL is fine, a file it reads is not (e.g. a samples.parquet damaged past its footer)
+            reason = str(exc).splitlines()[0]
+            culprit = self._damaged_samples()
+            where = f"{culprit}: cannot be read" if culprit else "cannot read a run's samples"
+            raise InputError(f"{where} ({reason})") from None
+
+    def _damaged_samples(self) -> Path | None:
+        """The first samples file that cannot be read through (looked for after a query failed)."""
+        for run in self.runs:
+            if run.has_results and run.has_samples:
+                try:
+                    pl.scan_parquet(run.samples_path).select(pl.all().max()).collect()
+                except (OSError, pl.exceptions.PolarsError):
+                    return run.samples_path
+        return None
 
     def list_runs(self, where: str | None = None) -> QueryResult:
         """``runs`` rows (optionally filtered by a SQL condition), oldest first."""

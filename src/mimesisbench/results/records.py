@@ -24,16 +24,16 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
 
 from mimesisbench.errors import InputError
 
-RECORD_VERSION = 1
-CONFIG_FORMAT = "mimesisbench-run-config"
-MANIFEST_FORMAT = "mimesisbench-run-manifest"
-SUMMARY_FORMAT = "mimesisbench-run-summary"
+RECORD_VERSION: Final = 1
+CONFIG_FORMAT: Final = "mimesisbench-run-config"
+MANIFEST_FORMAT: Final = "mimesisbench-run-manifest"
+SUMMARY_FORMAT: Final = "mimesisbench-run-summary"
 
 CONFIG = "config.json"
 MANIFEST = "manifest.json"

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mimesisbench.results import rundir
+from mimesisbench.results import records, rundir
 from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.results.samples import SCHEMA, write_samples
 from mimesisbench.results.summary import summarize, timeseries
@@ -85,8 +85,8 @@ def build_run(parent: Path, n: int, seconds: float, seed: int) -> Path:
     write_samples(samples, run_dir / rundir.SAMPLES)
     timeseries(samples).write_parquet(run_dir / rundir.TIMESERIES)
     summary = summarize(samples, scheduled_total=n, complete=True, extra={"status": "complete", "message": "", "time_scale": 1.0})
-    rundir.write_json(run_dir / rundir.SUMMARY, summary)
-    rundir.write_json(run_dir / rundir.CONFIG, {"schedule": "/synthetic/schedule", "backend": "null", "time_scale": 1.0, "workers": 12})
+    records.write_summary(run_dir, summary)
+    records.write_config(run_dir, {"schedule": "/synthetic/schedule", "backend": "null", "time_scale": 1.0, "workers": 12})
     per_op = {op: int((samples["op"] == op).sum()) for op in OPS}
     manifest = {
         "tool": "mimesisbench",
@@ -107,7 +107,7 @@ def build_run(parent: Path, n: int, seconds: float, seed: int) -> Path:
         "status": "complete",
         "warnings": [f"{summary['operations_failed']:,} operations failed (see outcomes in summary.json)"],
     }
-    rundir.write_json(run_dir / rundir.MANIFEST, manifest)
+    records.write_manifest(run_dir, manifest)
     jmx_series(int(seconds), seed).write_parquet(run_dir / "jmx.parquet")
     return run_dir
 

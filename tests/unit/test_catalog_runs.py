@@ -59,7 +59,7 @@ def test_catalog_finds_runs_recursively_with_key_figures(runs_root: Path) -> Non
         assert len({r["schedule_hash"] for r in records}) == 1
         p99 = catalog.p99_by_op([r["run_id"] for r in records])
         first = json.loads((Path(records[0]["path"]) / rundir.SUMMARY).read_text())
-        assert p99[records[0]["run_id"]] == {op: pytest.approx(s["p99_ms"]) for op, s in first["operations"].items()}
+        assert p99[records[0]["run_id"]] == {op: pytest.approx(s["latency_ms"]["p99"]) for op, s in first["operations"].items()}
     finally:
         catalog.close()
 
@@ -88,7 +88,7 @@ def test_runs_cli_table_and_json(runs_root: Path) -> None:
     result = runner.invoke(cli, ["runs", str(runs_root), "--json", "--where", "NOT complete"], catch_exceptions=False)
     data = json.loads(result.output)
     assert [r["run_id"] for r in data] == ["20990101T000000Z-broken"]
-    assert "create" in data[0]["p99_ms_by_op"]
+    assert "create" in data[0]["latency_p99_ms_by_op"]
     result = runner.invoke(cli, ["runs", str(runs_root), "--json", "--sql", "SELECT count(*) AS n FROM runs"], catch_exceptions=False)
     assert json.loads(result.output) == [{"n": 3}]
 

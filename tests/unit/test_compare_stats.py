@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from mimesisbench.analysis.compare import CompareOptions, bootstrap_ci, compare_runs, cv, verdict_for, welch_p
-from mimesisbench.cli.main import cli
 from mimesisbench.cli.cmd_report import COMMANDS
+from mimesisbench.cli.main import cli
 from mimesisbench.errors import InputError
-from mimesisbench.results import rundir
+from mimesisbench.results import records, rundir
 from mimesisbench.results.load import RunDirError, load_run, load_runs
 from mimesisbench.results.samples import SCHEMA, write_samples
 from mimesisbench.results.summary import summarize, timeseries
@@ -63,8 +63,8 @@ def write_synthetic_run(
     summary["throughput_ops_per_s"] = n / duration_s
     for stats in summary["operations"].values():
         stats["throughput_ops_per_s"] = stats["issued"] / duration_s
-    rundir.write_json(run_dir / rundir.SUMMARY, summary)
-    rundir.write_json(run_dir / rundir.CONFIG, {"schedule": "/s", "backend": "null", "time_scale": 1.0})
+    records.write_summary(run_dir, summary)
+    records.write_config(run_dir, {"schedule": "/s", "backend": "null", "time_scale": 1.0})
     manifest = {
         "backend": {"scheme": "null", "url": "null"},
         "schedule": {"namespace_hash": namespace_hash, "manifest": {"window_ms": duration_s * 1000, "profile": {"hash": "p" * 64, "name": "synthetic"}}},
@@ -74,7 +74,7 @@ def write_synthetic_run(
         "warnings": warnings or [],
         "host": {"hostname": "test"},
     }
-    rundir.write_json(run_dir / rundir.MANIFEST, manifest)
+    records.write_manifest(run_dir, manifest)
     return run_dir
 
 
@@ -101,7 +101,7 @@ def test_ten_percent_shift_with_eight_percent_noise_is_not_significant(tmp_path:
     cont = load_runs(_side(tmp_path, "b", NOISY_CONT))
     comparison = compare_runs(base, cont, CompareOptions(bootstrap=2000))
     for op in ("all", "open", "create"):
-        for metric in ("mean_ms", "p50_ms", "p99_ms"):
+        for metric in ("latency_mean_ms", "latency_p50_ms", "latency_p99_ms"):
             m = _metric(comparison, op, metric)
             assert m.relative_change == pytest.approx(0.10, abs=0.01)
             assert m.baseline_cv == pytest.approx(0.08, abs=0.005)
@@ -126,7 +126,7 @@ def test_fifty_percent_shift_with_one_percent_noise_is_significant(tmp_path: Pat
     cont = load_runs(_side(tmp_path, "b", QUIET_CONT))
     comparison = compare_runs(base, cont, CompareOptions(bootstrap=2000))
     for op in ("all", "open", "create"):
-        m = _metric(comparison, op, "p50_ms")
+        m = _metric(comparison, op, "latency_p50_ms")
         assert m.relative_change == pytest.approx(0.50, abs=0.02)
         assert m.significant is True, m.verdict
         assert m.verdict.startswith("significant: worse by")  # latency up is worse
@@ -139,7 +139,7 @@ def test_fifty_percent_shift_with_one_percent_noise_is_significant(tmp_path: Pat
 def test_faster_contender_is_called_better(tmp_path: Path) -> None:
     base = load_runs(_side(tmp_path, "a", QUIET_CONT))
     cont = load_runs(_side(tmp_path, "b", QUIET_BASE))
-    m = _metric(compare_runs(base, cont, CompareOptions(bootstrap=2000)), "all", "p99_ms")
+    m = _metric(compare_runs(base, cont, CompareOptions(bootstrap=2000)), "all", "latency_p99_ms")
     assert m.significant is True and m.verdict.startswith("significant: better by")
 
 
@@ -147,7 +147,7 @@ def test_single_runs_are_too_few_to_tell(tmp_path: Path) -> None:
     base = load_runs(_side(tmp_path, "a", [1.0]))
     cont = load_runs(_side(tmp_path, "b", [1.5]))
     comparison = compare_runs(base, cont)
-    m = _metric(comparison, "all", "p50_ms")
+    m = _metric(comparison, "all", "latency_p50_ms")
     assert m.significant is None and m.welch_p is None and m.ci_low is None
     assert m.relative_change == pytest.approx(0.5, abs=0.02)
     assert m.verdict.startswith("too few runs to tell")
@@ -189,7 +189,7 @@ def test_compare_cli_json_and_positional_forms(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["baseline"]["runs"] == [p.name for p in base]
-    p50 = data["operations"]["all"]["metrics"]["p50_ms"]
+    p50 = data["operations"]["all"]["metrics"]["latency_p50_ms"]
     assert p50["significant"] is True and len(p50["baseline"]) == 3
     # positional form with folders of repeated runs
     result = runner.invoke(cli, ["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--op", "all"], catch_exceptions=False)

@@ -69,7 +69,7 @@ def test_histograms_are_accurate_to_one_bin(tmp_path: Path) -> None:
         assert exact / width * 0.999 <= overall.quantile(q) <= exact * width * 1.001
     pct, ms = overall.percentile_curve()
     assert np.all(np.diff(pct) >= 0) and np.all(np.diff(ms) >= 0) and pct.max() < 100.0
-    upper, frac = overall.cdf()
+    _, frac = overall.cdf()
     assert frac[-1] == pytest.approx(1.0)
 
 

@@ -20,7 +20,7 @@ from mimesisbench.cli.main import cli
 from mimesisbench.errors import InputError
 from mimesisbench.profile.io import profile_from_dict
 from mimesisbench.report.build import FIGURES_DIR, build_report
-from mimesisbench.results import rundir
+from mimesisbench.results import records, rundir
 from mimesisbench.results.load import RunDirError
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
@@ -53,7 +53,7 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def _svgs(page: str) -> list[str]:
-    return re.findall(r"<svg\b.*?</svg>", page, flags=re.S)
+    return re.findall(r"<svg\b.*?</svg>", page, flags=re.DOTALL)
 
 
 def test_single_run_report_is_self_contained(real_runs: list[Path], tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_incomplete_run_and_warnings_are_prominent(real_runs: list[Path], tmp_pa
     (run / rundir.SUMMARY).write_text(json.dumps(summary))
     build_report([run], tmp_path / "out")
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    banner = re.search(r'<div class="banner bad".*?</div>', page, flags=re.S)
+    banner = re.search(r'<div class="banner bad".*?</div>', page, flags=re.DOTALL)
     assert banner is not None
     assert "incomplete" in banner.group(0) and "worker 0 fell behind schedule (drift)" in banner.group(0)
     # the banner comes before the first figure
@@ -164,8 +164,8 @@ def test_run_that_issued_nothing_still_gets_a_report(tmp_path: Path) -> None:
     write_samples(samples, run / rundir.SAMPLES)
     timeseries(samples).write_parquet(run / rundir.TIMESERIES)
     summary = summarize(samples, scheduled_total=100, complete=False, extra={"status": "crashed", "message": "worker 0 crashed"})
-    rundir.write_json(run / rundir.SUMMARY, summary)
-    rundir.write_json(run / rundir.MANIFEST, {"complete": False, "status": "crashed", "message": "worker 0 crashed", "warnings": ["worker 0 crashed"]})
+    records.write_summary(run, summary)
+    records.write_manifest(run, {"complete": False, "status": "crashed", "message": "worker 0 crashed", "warnings": ["worker 0 crashed"]})
     result = build_report([run], tmp_path / "out")
     page = result.html_path.read_text(encoding="utf-8")
     assert "<figure" not in page

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from mimesisbench.results.rundir import new_run_dir, read_json, write_json
+from mimesisbench.results.records import write_json_atomic
+from mimesisbench.results.rundir import new_run_dir
 from mimesisbench.results.samples import SCHEMA, empty_samples, merge_parts
 from mimesisbench.results.summary import summarize, timeseries
 from mimesisbench.results.table import summary_table
@@ -35,13 +37,13 @@ def test_percentiles_come_from_merged_samples_not_worker_averages() -> None:
     op = s["operations"]["open"]
     assert op["issued"] == 101 and op["succeeded"] == 100 and op["failed"] == 1
     assert op["errors"]["not_found"] == 1
-    assert op["p50_ms"] == pytest.approx(np.percentile(lat, 50))
-    assert op["p99_ms"] == pytest.approx(np.percentile(lat, 99))
-    assert op["max_ms"] == pytest.approx(100.0)
+    assert op["latency_ms"]["p50"] == pytest.approx(np.percentile(lat, 50))
+    assert op["latency_ms"]["p99"] == pytest.approx(np.percentile(lat, 99))
+    assert op["latency_ms"]["max"] == pytest.approx(100.0)
     # the average of per-worker p50s would be about 25 ms; the merged p50 is 1 ms
-    assert op["p50_ms"] == pytest.approx(1.0)
+    assert op["latency_ms"]["p50"] == pytest.approx(1.0)
     assert op["lateness_ms"]["max"] == pytest.approx(50.0)
-    assert op["service_mean_ms"] == pytest.approx(((frame["end_us"] - frame["start_us"]) / 1000).mean())
+    assert op["service_ms"]["mean"] == pytest.approx(((frame["end_us"] - frame["start_us"]) / 1000).mean())
     assert s["complete"] is False and s["operations_scheduled"] == 105 and s["operations_issued"] == 101
     assert s["types"]["2"]["issued"] == 2 and s["types"]["1"]["issued"] == 99
     assert s["active_time_ms"] == pytest.approx((100_000.0 - 10.0) / 1000.0)
@@ -89,5 +91,6 @@ def test_parts_merge_with_schedule_events(tmp_path: Path) -> None:
 def test_run_dirs_are_unique_and_json_is_clean(tmp_path: Path) -> None:
     a, b = new_run_dir(tmp_path), new_run_dir(tmp_path)
     assert a != b and a.parent == b.parent == tmp_path
-    write_json(a / "x.json", {"v": float("nan"), "k": [1, float("inf")]})
-    assert read_json(a / "x.json") == {"v": None, "k": [1, None]}
+    write_json_atomic(a / "x.json", {"v": float("nan"), "k": [1, float("inf")]})
+    assert json.loads((a / "x.json").read_text()) == {"v": None, "k": [1, None]}
+    assert sorted(p.name for p in a.iterdir()) == ["x.json"]  # no temporary file left

@@ -22,24 +22,24 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from mimesisbench.results.load import COL_END, COL_OP, COL_SCHEDULED, TS_ALL, RunData
+from mimesisbench.results.load import COL_END, COL_OP, COL_SCHEDULED, TS_ALL, RunData, collect
 
-#: figures compared, with whether a higher value is better
+#: figures compared (names of ``GroupStats.flat``), with whether a higher value is better
 METRICS: dict[str, bool] = {
     "throughput_ops_per_s": True,
-    "mean_ms": False,
-    "p50_ms": False,
-    "p90_ms": False,
-    "p99_ms": False,
-    "p999_ms": False,
+    "latency_mean_ms": False,
+    "latency_p50_ms": False,
+    "latency_p90_ms": False,
+    "latency_p99_ms": False,
+    "latency_p999_ms": False,
 }
 METRIC_LABELS: dict[str, str] = {
     "throughput_ops_per_s": "throughput (ops/s)",
-    "mean_ms": "latency mean (ms)",
-    "p50_ms": "latency p50 (ms)",
-    "p90_ms": "latency p90 (ms)",
-    "p99_ms": "latency p99 (ms)",
-    "p999_ms": "latency p99.9 (ms)",
+    "latency_mean_ms": "latency mean (ms)",
+    "latency_p50_ms": "latency p50 (ms)",
+    "latency_p90_ms": "latency p90 (ms)",
+    "latency_p99_ms": "latency p99 (ms)",
+    "latency_p999_ms": "latency p99.9 (ms)",
 }
 MIN_RUNS = 2
 RECOMMENDED_RUNS = 3
@@ -275,7 +275,8 @@ def compare_metric(op: str, metric: str, a: list[float], b: list[float], options
 def per_run_values(runs: list[RunData], op: str, metric: str) -> list[float]:
     out = []
     for run in runs:
-        value = run.op_figures(op).get(metric)
+        figures = run.op_figures(op)
+        value = None if figures is None else figures.flat().get(metric)
         if isinstance(value, (int, float)) and math.isfinite(value):
             out.append(float(value))
     return out
@@ -290,7 +291,8 @@ def pooled_latency(runs: list[RunData], op: str, limit: int, seed: int) -> np.nd
         lazy = run.scan_samples((COL_OP, COL_SCHEDULED, COL_END))
         if op != TS_ALL:
             lazy = lazy.filter(pl.col(COL_OP) == op)
-        parts.append(lazy.select(((pl.col(COL_END) - pl.col(COL_SCHEDULED)) / 1000.0).alias("lat")).collect()["lat"].to_numpy())
+        (frame,) = collect([lazy.select(((pl.col(COL_END) - pl.col(COL_SCHEDULED)) / 1000.0).alias("lat"))], run.samples_path)
+        parts.append(frame["lat"].to_numpy())
     if not parts:
         return np.empty(0)
     values = np.concatenate(parts)
@@ -303,7 +305,7 @@ def _ops_of(runs: list[RunData]) -> list[str]:
     counts: dict[str, int] = {}
     for run in runs:
         for op, figures in run.operations.items():
-            counts[op] = counts.get(op, 0) + int(figures.get("issued") or 0)
+            counts[op] = counts.get(op, 0) + figures.issued
     return [op for op, _ in sorted(counts.items(), key=lambda kv: -kv[1])]
 
 

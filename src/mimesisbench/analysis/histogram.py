@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from mimesisbench.results.load import COL_END, COL_OP, COL_SCHEDULED, COL_START, COL_TYPE, TS_ALL, RunData
+from mimesisbench.results.load import COL_END, COL_OP, COL_SCHEDULED, COL_START, COL_TYPE, TS_ALL, RunData, collect
 
 BINS_PER_DECADE = 20
 FLOOR_MS = 1e-3
@@ -114,7 +114,7 @@ def run_histograms(run: RunData) -> RunHistograms:
     lat_op = base.group_by("op", "lat_bin").agg(pl.len().alias("n")).rename({"lat_bin": "bin"})
     svc_op = base.group_by("op", "svc_bin").agg(pl.len().alias("n")).rename({"svc_bin": "bin"})
     lat_type = base.group_by("type", "lat_bin").agg(pl.len().alias("n")).rename({"lat_bin": "bin"})
-    lat_op_f, svc_op_f, lat_type_f = pl.collect_all([lat_op, svc_op, lat_type])
+    lat_op_f, svc_op_f, lat_type_f = collect([lat_op, svc_op, lat_type], run.samples_path)
 
     def with_all(frame: pl.DataFrame) -> pl.DataFrame:
         total = frame.group_by("bin").agg(pl.col("n").sum()).with_columns(pl.lit(TS_ALL).alias("op"))

@@ -23,15 +23,11 @@ class LoadPoint:
     complete: bool
 
 
-def _float(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) else None
-
-
 def offered_load(run: RunData) -> float | None:
     """Scheduled operations per second of the replayed window (None when unknown)."""
     window = run.window_ms
-    scheduled = run.summary.get("operations_scheduled")
-    if window is None or not isinstance(scheduled, (int, float)) or scheduled <= 0:
+    scheduled = run.summary.operations_scheduled
+    if window is None or scheduled <= 0:
         return None
     return float(scheduled) / (window / 1000.0)
 
@@ -41,15 +37,15 @@ def load_points(runs: list[RunData], op: str = TS_ALL) -> list[LoadPoint]:
     points = []
     for run in runs:
         figures = run.op_figures(op)
-        if not figures or not figures.get("issued"):
+        if figures is None or not figures.issued:
             continue
         points.append(
             LoadPoint(
                 run_id=run.run_id,
                 offered_ops_per_s=offered_load(run),
-                throughput_ops_per_s=float(figures.get("throughput_ops_per_s") or 0.0),
-                p50_ms=_float(figures.get("p50_ms")),
-                p99_ms=_float(figures.get("p99_ms")),
+                throughput_ops_per_s=float(figures.throughput_ops_per_s or 0.0),
+                p50_ms=figures.latency_ms.p50,
+                p99_ms=figures.latency_ms.p99,
                 complete=run.complete,
             )
         )

@@ -12,7 +12,17 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from mimesisbench.results.load import COL_END, COL_OP, COL_SCHEDULED, COL_START, TS_ALL, TS_OP, TS_SECOND, RunData
+from mimesisbench.results.load import (
+    COL_END,
+    COL_OP,
+    COL_SCHEDULED,
+    COL_START,
+    TS_ALL,
+    TS_OP,
+    TS_SECOND,
+    RunData,
+    collect,
+)
 
 #: bin widths tried, in seconds (the smallest that keeps a series short enough wins)
 BIN_WIDTHS_S: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
@@ -78,7 +88,10 @@ def _empty_issue() -> pl.DataFrame:
 def series_from_samples(run: RunData, *, max_points: int = DEFAULT_MAX_POINTS) -> RunSeries:
     """Completion and issue series of ``run`` from its raw samples."""
     lazy = run.scan_samples((COL_OP, COL_SCHEDULED, COL_START, COL_END))
-    bounds = lazy.select(pl.col(COL_END).max().alias("end"), pl.col(COL_SCHEDULED).max().alias("sched"), pl.len().alias("n")).collect()
+    (bounds,) = collect(
+        [lazy.select(pl.col(COL_END).max().alias("end"), pl.col(COL_SCHEDULED).max().alias("sched"), pl.len().alias("n"))],
+        run.samples_path,
+    )
     if bounds["n"][0] == 0:
         return RunSeries(1.0, _empty_completion(), _empty_issue(), "samples")
     duration_s = max(float(bounds["end"][0] or 0.0), float(bounds["sched"][0] or 0.0)) / 1e6
@@ -100,7 +113,7 @@ def series_from_samples(run: RunData, *, max_points: int = DEFAULT_MAX_POINTS) -
         pl.col("late").quantile(0.99, "linear").alias("lateness_p99_ms"),
         pl.col("late").max().alias("lateness_max_ms"),
     )
-    frames = pl.collect_all([per_op, overall.select(per_op.collect_schema().names()), issue])
+    frames = collect([per_op, overall.select(per_op.collect_schema().names()), issue], run.samples_path)
     # the last bin may be cut short by the end of the run: rates use the time it actually covers
     end_s = float(bounds["end"][0] or 0.0) / 1e6
     covered = pl.min_horizontal(pl.lit(width), pl.lit(end_s) - pl.col("t_s")).clip(lower_bound=width * 0.05)

@@ -36,8 +36,7 @@ class ServerSeries:
 
 
 def _start_epoch_s(run: RunData) -> float | None:
-    for key in ("start_barrier_utc", "started_at"):
-        text = run.manifest.get(key)
+    for text in (run.manifest.start_barrier_utc, run.manifest.started_at):
         if isinstance(text, str):
             try:
                 return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

@@ -28,7 +28,6 @@ from mimesisbench.errors import SafetyError
 OWNER_MARKER = ".mimesisbench-base"
 #: written after phase 1 completed: holds the schedule's namespace hash
 NAMESPACE_MARKER = ".mimesisbench-namespace.json"
-_OUR_FILES = {OWNER_MARKER, NAMESPACE_MARKER}
 
 _BAD_COMPONENT = r"(^|/)(\.|\.\.)?(/|$)"
 
@@ -155,8 +154,3 @@ def verify_tree(base_real: str, rel_dirs: list[str]) -> None:
         real = os.path.realpath(full)
         if not real.startswith(prefix):
             raise SafetyError(f"{full} resolves to {real}, outside the base directory {base_real}")
-
-
-def is_our_file(name: str) -> bool:
-    """Files the tool keeps in the base directory itself (markers)."""
-    return name in _OUR_FILES

@@ -124,7 +124,8 @@ def runs_command(directory: Path, where: str | None, sql: str | None, as_json: b
     """List the runs found (recursively) under DIRECTORY (default ./runs) with their key figures.
 
     Backed by an in-memory DuckDB: tables runs (one row per run), ops and types (figures per
-    operation and per file type) and the view samples (every raw sample, with run_id).
+    operation and per file type) and the view samples (every raw sample, with run_id). A damaged
+    run directory is listed with status 'damaged' and what is wrong in the column problem.
     """
     from mimesisbench.report.terminal import query_renderable, runs_renderable
     from mimesisbench.results.catalog import open_catalog
@@ -147,10 +148,10 @@ def runs_command(directory: Path, where: str | None, sql: str | None, as_json: b
         if as_json:
             records = result.records()
             for record in records:
-                record["p99_ms_by_op"] = p99.get(str(record["run_id"]), {})
+                record["latency_p99_ms_by_op"] = p99.get(str(record["run_id"]), {})
             click.echo(json.dumps(records, indent=2, default=_json_default))
         else:
-            console.print(runs_renderable(result, p99, catalog.skipped))
+            console.print(runs_renderable(result, p99))
     finally:
         catalog.close()
 

@@ -19,8 +19,8 @@ A coordinator never sees processes, pipes or actors. It calls, in order:
 ``close()``
     release everything (kill what is left).
 
-The local engine runs one process per worker; a Ray engine would run one actor per worker with
-the same ``Worker`` class inside (``Worker.prepare`` / ``Worker.run``), unchanged.
+The local engine runs one process per worker; the Ray engine (``engine/ray_engine.py``) runs one
+actor per worker with the same ``Worker`` class inside (``Worker.prepare`` / ``Worker.run``), unchanged.
 """
 
 from __future__ import annotations

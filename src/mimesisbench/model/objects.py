@@ -113,14 +113,6 @@ def _ancestors(paths: pl.Series) -> pl.Series:
     return pl.concat(seen).unique() if seen else pl.Series("path", [], dtype=pl.String)
 
 
-def ancestor_directories(paths: pl.Series) -> pl.Series:
-    """Every proper ancestor directory of the given paths (unique), root included."""
-    seen = _parents_of_unique(paths.cast(pl.String).unique())
-    if not seen:
-        return pl.Series("path", [], dtype=pl.String)
-    return pl.concat(seen).unique().alias("path")
-
-
 def _categorical(col: pl.Series) -> pl.Series:
     """The column as polars' (global) Categorical, whose physical codes are the strings' ids."""
     return col if col.dtype == pl.Categorical else col.cast(pl.String).cast(pl.Categorical)

@@ -46,7 +46,7 @@ code { font-size: .92em; } .mono { font-family: ui-monospace, "DejaVu Sans Mono"
 .status-complete { color: var(--ok); font-weight: 600; } .status-incomplete { color: var(--bad); font-weight: 700; }
 """
 
-_METADATA = re.compile(r"<metadata>.*?</metadata>", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>", re.DOTALL)
 _XMLNS = re.compile(r'\s+xmlns(:xlink)?="[^"]*"')
 
 

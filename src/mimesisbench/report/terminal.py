@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -24,7 +25,7 @@ def num(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if value != value:  # NaN
+        if math.isnan(value):
             return "-"
         return short_float(value)
     if isinstance(value, datetime):
@@ -112,8 +113,9 @@ def comparison_renderable(comparison: Comparison, *, ops: Sequence[str] | None =
     return Group(*parts)
 
 
-def runs_renderable(result: QueryResult, p99_by_op: dict[str, dict[str, float | None]], skipped: Sequence[str]) -> RenderableType:
-    """The runs listing: key figures and p99 latency per operation."""
+def runs_renderable(result: QueryResult, p99_by_op: dict[str, dict[str, float | None]]) -> RenderableType:
+    """The runs listing: key figures and p99 latency per operation; below it, what is wrong with
+    each damaged run (or run without results)."""
     ops: list[str] = []
     for per_op in p99_by_op.values():
         ops.extend(op for op in per_op if op not in ops)
@@ -138,12 +140,13 @@ def runs_renderable(result: QueryResult, p99_by_op: dict[str, dict[str, float | 
             str(record.get("profile_hash") or "-")[:10],
             num(record.get("operations_issued")),
             num(record.get("throughput_ops_per_s")),
-            num(record.get("p99_ms")),
+            num(record.get("latency_p99_ms")),
             *(num(per_op.get(op)) for op in ops),
         )
     parts: list[RenderableType] = [table]
-    for reason in skipped:
-        parts.append(Text(f"skipped: {reason}", style="yellow"))
+    for record in result.records():
+        if record.get("problem"):
+            parts.append(Text(f"{record.get('run_id')} ({record.get('status')}): {record['problem']}", style="yellow"))
     return Group(*parts)
 
 

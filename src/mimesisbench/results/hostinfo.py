@@ -15,7 +15,6 @@ LIBRARIES = ("numpy", "polars", "pyarrow", "scipy", "pydantic", "click", "rich",
 def versions() -> dict[str, str]:
     """The tool's and its libraries' versions."""
     from mimesisbench import __version__
-
     from mimesisbench.native import native_version
 
     out = {"mimesisbench": __version__, "python": platform.python_version()}

@@ -9,7 +9,6 @@ series only when asked for, and samples as a ``polars.LazyFrame`` with the neede
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ import polars as pl
 
 from mimesisbench.errors import InputError
 from mimesisbench.results import rundir
+from mimesisbench.results.records import GroupStats, RecordError, RunConfigRecord, RunManifest, RunSummary, read_record
 
 #: column names of ``samples.parquet`` (see ``mimesisbench.results.samples.SCHEMA``)
 COL_WORKER = "worker"
@@ -56,50 +56,100 @@ KNOWN_FILES: frozenset[str] = frozenset({rundir.CONFIG, rundir.MANIFEST, rundir.
 
 
 class RunDirError(InputError):
-    """A path given as a run directory does not exist or is not a MimesisBench run directory."""
+    """A path given as a run directory does not exist, is not one, or one of its files is damaged."""
 
 
 class NoRunsError(InputError):
     """No run directory was found where runs were looked for."""
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RunDirError(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise RunDirError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(data, dict):
-        raise RunDirError(f"{path}: expected a JSON object")
-    return data
-
-
 def is_run_dir(path: Path) -> bool:
-    """A run directory has a manifest and at least a summary or samples."""
-    return (path / rundir.MANIFEST).is_file() and (
-        (path / rundir.SUMMARY).is_file() or (path / rundir.SAMPLES).is_file()
-    )
+    """A run directory holds results (a summary or samples), or a manifest and a configuration
+    (a run that ended before writing any results, e.g. refused or failed in phase 1)."""
+    if (path / rundir.SUMMARY).is_file() or (path / rundir.SAMPLES).is_file():
+        return True
+    return (path / rundir.MANIFEST).is_file() and (path / rundir.CONFIG).is_file()
 
 
-def _get(data: dict[str, Any], *keys: str) -> Any:
-    cur: Any = data
-    for key in keys:
-        if not isinstance(cur, dict) or key not in cur:
-            return None
-        cur = cur[key]
-    return cur
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _parquet_schema(path: Path) -> dict[str, pl.DataType]:
+    try:
+        return dict(pl.read_parquet_schema(path))
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise RunDirError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
+
+
+def _is_label(dtype: pl.DataType) -> bool:
+    return dtype == pl.String or dtype == pl.Categorical or isinstance(dtype, pl.Enum)
+
+
+#: what each sample column must be: integer, number or label (string, categorical, enum)
+_SAMPLE_KINDS: dict[str, str] = {
+    COL_WORKER: "integer",
+    COL_TYPE: "integer",
+    COL_OP: "label",
+    COL_SCHEDULED: "number",
+    COL_START: "number",
+    COL_END: "number",
+    COL_OUTCOME: "label",
+}
+
+
+def _kind_ok(dtype: pl.DataType, kind: str) -> bool:
+    if kind == "integer":
+        return dtype.is_integer()
+    if kind == "number":
+        return dtype.is_numeric()
+    return _is_label(dtype)
+
+
+def _check_columns(path: Path, schema: dict[str, pl.DataType], kinds: dict[str, str], required: Iterable[str]) -> None:
+    missing = [c for c in required if c not in schema]
+    if missing:
+        raise RunDirError(f"{path}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    for name, kind in kinds.items():
+        if name in schema and not _kind_ok(schema[name], kind):
+            raise RunDirError(f"{path}: column {name} is {schema[name]}, expected a{'n' if kind[0] == 'i' else ''} {kind}")
+
+
+def check_samples(path: Path) -> None:
+    """Raise :class:`RunDirError` unless ``path`` is a samples table with the expected columns."""
+    _check_columns(path, _parquet_schema(path), _SAMPLE_KINDS, SAMPLE_COLUMNS)
+
+
+def check_timeseries(path: Path) -> None:
+    """Raise :class:`RunDirError` unless ``path`` is a per-second table with the expected columns."""
+    kinds = {TS_SECOND: "number", TS_OP: "label"}
+    kinds.update({c: "number" for c in TS_CLIENT_COLUMNS if c not in kinds})
+    _check_columns(path, _parquet_schema(path), kinds, (TS_SECOND, TS_OP))
+
+
+def collect(frames: Sequence[pl.LazyFrame], source: Path) -> list[pl.DataFrame]:
+    """``pl.collect_all`` with damage in ``source`` (found only when its pages are read) as :class:`RunDirError`."""
+    try:
+        return pl.collect_all(list(frames))
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise RunDirError(f"{source}: cannot be read ({_first_line(exc)})") from None
 
 
 @dataclass(frozen=True)
 class RunData:
-    """One run directory: its JSON documents and where its tables are."""
+    """One run directory: its records and where its tables are.
+
+    ``has_results`` is False for a run that ended before writing any (refused, or failed before
+    the replay): its ``summary`` is then empty.
+    """
 
     path: Path
-    config: dict[str, Any]
-    manifest: dict[str, Any]
-    summary: dict[str, Any]
+    config: RunConfigRecord
+    manifest: RunManifest
+    summary: RunSummary
     extra_files: tuple[Path, ...] = field(default=())
+    has_results: bool = True
 
     # -- identity and facts -------------------------------------------------------------------
     @property
@@ -108,128 +158,126 @@ class RunData:
 
     @property
     def started_at(self) -> str | None:
-        value = self.manifest.get("started_at")
-        return str(value) if value is not None else None
+        return self.manifest.started_at
 
     @property
     def ended_at(self) -> str | None:
-        value = self.manifest.get("ended_at")
-        return str(value) if value is not None else None
+        return self.manifest.ended_at
 
     @property
     def complete(self) -> bool:
-        if "complete" in self.summary:
-            return bool(self.summary["complete"]) and bool(self.manifest.get("complete", True))
-        return bool(self.manifest.get("complete", False))
+        if not self.has_results:
+            return False
+        return self.summary.complete and self.manifest.complete
 
     @property
     def status(self) -> str:
-        return str(self.manifest.get("status") or self.summary.get("status") or ("complete" if self.complete else "unknown"))
+        status = self.manifest.status
+        if status in ("", "unknown") and self.summary.status:
+            status = self.summary.status
+        if status in ("", "unknown") and self.complete:
+            return "complete"
+        return status or "unknown"
+
+    @property
+    def message(self) -> str:
+        return str(self.summary.message or self.manifest.message or "")
 
     @property
     def backend(self) -> str:
-        backend = self.manifest.get("backend")
+        backend = self.manifest.backend
         if isinstance(backend, dict):
             return str(backend.get("url") or backend.get("scheme") or "?")
-        return str(backend or self.config.get("backend") or "?")
+        return str(backend or self.config.backend or "?")
 
     @property
     def backend_scheme(self) -> str:
-        scheme = _get(self.manifest, "backend", "scheme")
+        backend = self.manifest.backend
+        scheme = backend.get("scheme") if isinstance(backend, dict) else None
         return str(scheme) if scheme else self.backend.split(":", 1)[0]
 
     @property
     def schedule_hash(self) -> str | None:
-        value = _get(self.manifest, "schedule", "namespace_hash")
-        return str(value) if value else None
+        return self.manifest.schedule.namespace_hash or None
 
     @property
     def profile_hash(self) -> str | None:
-        value = self.manifest.get("profile_hash") or _get(self.manifest, "schedule", "manifest", "profile", "hash")
+        value = self.manifest.profile_hash or _get(self.manifest.schedule.manifest, "profile", "hash")
         return str(value) if value else None
 
     @property
     def profile_name(self) -> str | None:
-        value = _get(self.manifest, "schedule", "manifest", "profile", "name")
+        value = _get(self.manifest.schedule.manifest, "profile", "name")
         return str(value) if value else None
 
     @property
     def seed(self) -> int | None:
-        value = self.manifest.get("seed")
-        return int(value) if isinstance(value, (int, float)) else None
+        return self.manifest.seed
 
     @property
     def time_scale(self) -> float:
-        value = self.config.get("time_scale", self.summary.get("time_scale", 1.0))
-        return float(value) if isinstance(value, (int, float)) else 1.0
+        if "time_scale" not in self.config.model_fields_set and self.summary.time_scale is not None:
+            return self.summary.time_scale
+        return self.config.time_scale
+
+    @property
+    def factors(self) -> dict[str, bool | int | float | str]:
+        return self.config.factors
+
+    @property
+    def tags(self) -> list[str]:
+        return self.config.tags
 
     @property
     def window_ms(self) -> float | None:
         """The schedule's window as replayed (time scale applied), or None when unknown or 0."""
-        window = _get(self.manifest, "schedule", "manifest", "window_ms")
-        if not isinstance(window, (int, float)) or window <= 0 or self.time_scale <= 0:
+        window = self.manifest.schedule.manifest.get("window_ms")
+        if not isinstance(window, (int, float)) or isinstance(window, bool) or window <= 0 or self.time_scale <= 0:
             return None
         return float(window) * self.time_scale
 
     @property
     def host(self) -> dict[str, Any]:
-        host = self.manifest.get("host")
-        return host if isinstance(host, dict) else {}
+        return self.manifest.host
 
     @property
     def versions(self) -> dict[str, Any]:
-        versions = self.manifest.get("versions")
-        return versions if isinstance(versions, dict) else {}
+        return self.manifest.versions
 
     @property
     def warnings(self) -> list[str]:
         """The manifest's warnings plus what a reader must not miss (incomplete, failures)."""
-        out = [str(w) for w in self.manifest.get("warnings") or [] if w]
+        out = [w for w in self.manifest.warnings if w]
         if not self.complete:
-            message = str(self.summary.get("message") or self.manifest.get("message") or "")
             head = f"run INCOMPLETE (status {self.status})"
-            if message and message not in out:
-                head += f": {message}"
+            if self.message and self.message not in out:
+                head += f": {self.message}"
             out.insert(0, head)
         return out
 
     # -- figures from summary.json ------------------------------------------------------------
     @property
     def throughput(self) -> float:
-        return float(self.summary.get("throughput_ops_per_s") or 0.0)
+        return self.summary.throughput_ops_per_s
 
     @property
-    def operations(self) -> dict[str, dict[str, Any]]:
-        ops = self.summary.get("operations")
-        return ops if isinstance(ops, dict) else {}
+    def operations(self) -> dict[str, GroupStats]:
+        return self.summary.operations
 
     @property
-    def types(self) -> dict[str, dict[str, Any]]:
-        types = self.summary.get("types")
-        return types if isinstance(types, dict) else {}
+    def types(self) -> dict[str, GroupStats]:
+        return self.summary.types
 
     @property
-    def overall(self) -> dict[str, Any]:
+    def overall(self) -> GroupStats:
         """The all-operations figures in the same shape as ``operations.<op>``."""
-        lat = self.summary.get("latency_ms") or {}
-        svc = self.summary.get("service_ms") or {}
-        out: dict[str, Any] = {
-            "issued": self.summary.get("operations_issued", 0),
-            "succeeded": self.summary.get("operations_succeeded"),
-            "failed": self.summary.get("operations_failed"),
-            "throughput_ops_per_s": self.throughput,
-            "service_mean_ms": svc.get("mean"),
-            "service_p99_ms": svc.get("p99"),
-            "lateness_ms": self.summary.get("lateness_ms") or {},
-        }
-        out.update({k: v for k, v in lat.items()})
-        return out
+        return self.summary.overall()
 
-    def op_figures(self, op: str) -> dict[str, Any]:
-        """``operations.<op>`` or, for ``all``, the overall figures; {} when the op did not occur."""
+    def op_figures(self, op: str) -> GroupStats | None:
+        """``operations.<op>`` or, for ``all``, the overall figures; None when the op did not occur."""
         if op == TS_ALL:
             return self.overall
-        return self.operations.get(op, {})
+        return self.operations.get(op)
 
     # -- tables ---------------------------------------------------------------------------------
     @property
@@ -245,30 +293,56 @@ class RunData:
         return self.samples_path.is_file()
 
     def scan_samples(self, columns: Sequence[str] = SAMPLE_COLUMNS) -> pl.LazyFrame:
-        """The raw samples, lazily, with the op and outcome as strings."""
+        """The raw samples, lazily, with the op and outcome as strings (collect with :func:`collect`)."""
         if not self.has_samples:
             raise RunDirError(f"{self.path}: no {rundir.SAMPLES} (the run wrote no samples)")
-        frame = pl.scan_parquet(self.samples_path).select(list(columns))
+        try:
+            frame = pl.scan_parquet(self.samples_path).select(list(columns))
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise RunDirError(f"{self.samples_path}: cannot be read ({_first_line(exc)})") from None
         casts = [pl.col(c).cast(pl.String) for c in (COL_OP, COL_OUTCOME) if c in columns]
         return frame.with_columns(casts) if casts else frame
 
     def timeseries(self) -> pl.DataFrame | None:
         if not self.timeseries_path.is_file():
             return None
-        return pl.read_parquet(self.timeseries_path)
+        try:
+            return pl.read_parquet(self.timeseries_path)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise RunDirError(f"{self.timeseries_path}: cannot be read ({_first_line(exc)})") from None
+
+
+def _get(data: dict[str, Any], *keys: str) -> Any:
+    cur: Any = data
+    for key in keys:
+        if not isinstance(cur, dict) or key not in cur:
+            return None
+        cur = cur[key]
+    return cur
 
 
 def _extra_files(path: Path) -> tuple[Path, ...]:
+    try:
+        entries = sorted(path.iterdir())
+    except OSError as exc:
+        raise RunDirError(f"{path}: cannot list ({exc.strerror})") from None
     found = [
         p
-        for p in sorted(path.iterdir())
+        for p in entries
         if p.is_file() and p.name not in KNOWN_FILES and p.suffix in (".parquet", ".csv") and not p.name.endswith(".tmp")
     ]
     return tuple(found)
 
 
+def _record(model: type[Any], path: Path) -> Any:
+    try:
+        return read_record(model, path)
+    except RecordError as exc:
+        raise RunDirError(str(exc)) from None
+
+
 def load_run(path: str | Path) -> RunData:
-    """Read one run directory; raises :class:`RunDirError` with the reason when it is not one."""
+    """Read one run directory; raises :class:`RunDirError` naming the file and the problem."""
     run_path = Path(path)
     if not run_path.exists():
         raise RunDirError(f"{run_path}: no such run directory")
@@ -278,19 +352,36 @@ def load_run(path: str | Path) -> RunData:
         hint = ""
         if any(True for _ in find_run_dirs(run_path, limit=1)):
             hint = " (it contains run directories: pass those, or use `mimesisbench runs` to list them)"
-        raise RunDirError(
-            f"{run_path}: not a run directory: expected {rundir.MANIFEST} and {rundir.SUMMARY}{hint}"
-        )
-    manifest = _read_json(run_path / rundir.MANIFEST)
-    summary = _read_json(run_path / rundir.SUMMARY) if (run_path / rundir.SUMMARY).is_file() else {}
-    config = _read_json(run_path / rundir.CONFIG) if (run_path / rundir.CONFIG).is_file() else {}
-    return RunData(path=run_path, config=config, manifest=manifest, summary=summary, extra_files=_extra_files(run_path))
+        raise RunDirError(f"{run_path}: not a run directory: expected {rundir.MANIFEST} and {rundir.SUMMARY}{hint}")
+    manifest: RunManifest = _record(RunManifest, run_path / rundir.MANIFEST)
+    config_path = run_path / rundir.CONFIG
+    config: RunConfigRecord = _record(RunConfigRecord, config_path) if config_path.exists() else RunConfigRecord()
+    extra = _extra_files(run_path)
+    summary_path = run_path / rundir.SUMMARY
+    has_samples = (run_path / rundir.SAMPLES).exists()
+    if not summary_path.exists() and not has_samples:
+        return RunData(run_path, config, manifest, RunSummary(), extra, has_results=False)
+    summary: RunSummary = _record(RunSummary, summary_path)
+    if has_samples:
+        check_samples(run_path / rundir.SAMPLES)
+    if (run_path / rundir.TIMESERIES).exists():
+        check_timeseries(run_path / rundir.TIMESERIES)
+    return RunData(run_path, config, manifest, summary, extra)
+
+
+def _no_results(run: RunData) -> str:
+    what = "was refused" if run.status == "refused" else f"ended ({run.status}) before writing any results"
+    return f"{run.path}: run {run.run_id} {what}{': ' + run.message if run.message else ''}"
 
 
 def load_runs(paths: Iterable[str | Path]) -> list[RunData]:
+    """Runs to report on or compare: every one must have results."""
     runs = [load_run(p) for p in paths]
     if not runs:
         raise NoRunsError("no run directory given")
+    for run in runs:
+        if not run.has_results:
+            raise RunDirError(_no_results(run))
     return runs
 
 

@@ -21,14 +21,14 @@ from mimesisbench.synth.format import OpCode
 OP_LABELS: tuple[str, ...] = tuple(op.label for op in OpCode)
 OP_ENUM = pl.Enum(list(OP_LABELS))
 OUTCOME_ENUM = pl.Enum(list(OUTCOME_LABELS))
-SCHEMA = {
-    "worker": pl.Int16,
-    "type": pl.Int16,
+SCHEMA: dict[str, pl.DataType] = {
+    "worker": pl.Int16(),
+    "type": pl.Int16(),
     "op": OP_ENUM,
-    "seq": pl.Int64,
-    "scheduled_us": pl.Float64,
-    "start_us": pl.Float64,
-    "end_us": pl.Float64,
+    "seq": pl.Int64(),
+    "scheduled_us": pl.Float64(),
+    "start_us": pl.Float64(),
+    "end_us": pl.Float64(),
     "outcome": OUTCOME_ENUM,
 }
 

@@ -6,6 +6,8 @@ Three times per operation, all in milliseconds:
   cannot hide a slow server: waiting for an earlier slow operation counts);
 * service time = end - actual start: how long the backend took once asked;
 * lateness = actual start - scheduled: how far behind the harness issued the operation.
+
+Each is summarised the same way (``mean, p50, p90, p99, p999, max``: :class:`~mimesisbench.results.records.Times`).
 """
 
 from __future__ import annotations
@@ -16,51 +18,46 @@ import numpy as np
 import polars as pl
 
 from mimesisbench.backends.base import OUTCOME_LABELS
+from mimesisbench.results.records import RECORD_VERSION, GroupStats, RunSummary, Times
 from mimesisbench.results.samples import OP_LABELS
 
 PCTS = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
 
 
-def _pct(values: np.ndarray, q: float) -> float | None:
-    return float(np.percentile(values, q)) if values.size else None
+def _times(values: np.ndarray) -> Times:
+    """Mean, percentiles and maximum of one group of times (ms); all None without samples."""
+    if not values.size:
+        return Times()
+    pcts = {key: float(np.percentile(values, q)) for key, q in PCTS.items()}
+    return Times(mean=float(values.mean()), max=float(values.max()), **pcts)
 
 
-def _stats(frame: pl.DataFrame, active_s: float | None) -> dict[str, Any]:
+def _stats(frame: pl.DataFrame, active_s: float | None) -> GroupStats:
     """The statistics of one group of samples."""
     sched = frame["scheduled_us"].to_numpy()
     start = frame["start_us"].to_numpy()
     end = frame["end_us"].to_numpy()
     ok = (frame["outcome"] == "ok").to_numpy()
-    latency = (end - sched) / 1000.0
-    service = (end - start) / 1000.0
-    lateness = (start - sched) / 1000.0
     issued = int(frame.height)
-    out: dict[str, Any] = {
-        "issued": issued,
-        "succeeded": int(ok.sum()),
-        "failed": int(issued - ok.sum()),
-        "errors": {label: int((frame["outcome"] == label).sum()) for label in OUTCOME_LABELS[1:]},
-        "throughput_ops_per_s": (issued / active_s) if active_s else None,
-        "mean_ms": float(latency.mean()) if issued else None,
-    }
-    for key, q in PCTS.items():
-        out[f"{key}_ms"] = _pct(latency, q)
-    out["max_ms"] = float(latency.max()) if issued else None
-    out["service_mean_ms"] = float(service.mean()) if issued else None
-    out["service_p50_ms"] = _pct(service, 50.0)
-    out["service_p99_ms"] = _pct(service, 99.0)
-    out["service_max_ms"] = float(service.max()) if issued else None
-    out["lateness_ms"] = {
-        "mean": float(lateness.mean()) if issued else None,
-        "p50": _pct(lateness, 50.0),
-        "p99": _pct(lateness, 99.0),
-        "max": float(lateness.max()) if issued else None,
-    }
-    return out
+    return GroupStats(
+        issued=issued,
+        succeeded=int(ok.sum()),
+        failed=int(issued - ok.sum()),
+        errors={label: int((frame["outcome"] == label).sum()) for label in OUTCOME_LABELS[1:]},
+        throughput_ops_per_s=(issued / active_s) if active_s else None,
+        latency_ms=_times((end - sched) / 1000.0),
+        service_ms=_times((end - start) / 1000.0),
+        lateness_ms=_times((start - sched) / 1000.0),
+    )
 
 
-def summarize(samples: pl.DataFrame, *, scheduled_total: int, complete: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``summary.json``: overall, per operation (``operations.<op>``) and per type (``types.<id>``)."""
+def summarize_record(
+    samples: pl.DataFrame, *, scheduled_total: int, complete: bool, extra: dict[str, Any] | None = None
+) -> RunSummary:
+    """The run's :class:`RunSummary`: overall, per operation and per file type.
+
+    ``extra`` sets further fields of the record (``status``, ``message``, ``time_scale``, ``workers``).
+    """
     n = samples.height
     if n:
         first = float(samples["start_us"].min())  # type: ignore[arg-type]
@@ -70,31 +67,38 @@ def summarize(samples: pl.DataFrame, *, scheduled_total: int, complete: bool, ex
         active_ms = 0.0
     active_s = active_ms / 1000.0 if active_ms > 0 else None
     overall = _stats(samples, active_s)
-    summary: dict[str, Any] = {
-        "complete": bool(complete),
-        "throughput_ops_per_s": overall["throughput_ops_per_s"] or 0.0,
-        "active_time_ms": active_ms,
-        "operations_scheduled": int(scheduled_total),
-        "operations_issued": n,
-        "operations_succeeded": overall["succeeded"],
-        "operations_failed": overall["failed"],
-        "outcomes": {label: int((samples["outcome"] == label).sum()) for label in OUTCOME_LABELS},
-        "latency_ms": {k: overall[k] for k in ("mean_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms")},
-        "service_ms": {"mean": overall["service_mean_ms"], "p50": overall["service_p50_ms"], "p99": overall["service_p99_ms"]},
-        "lateness_ms": overall["lateness_ms"],
-        "operations": {},
-        "types": {},
-    }
+    operations = {}
     for label in OP_LABELS:
         group = samples.filter(pl.col("op") == label)
         if group.height:
-            summary["operations"][label] = _stats(group, active_s)
+            operations[label] = _stats(group, active_s)
+    types = {}
     for type_id in sorted(samples["type"].unique().to_list()):
-        group = samples.filter(pl.col("type") == type_id)
-        summary["types"][str(type_id)] = _stats(group, active_s)
-    if extra:
-        summary.update(extra)
-    return summary
+        types[str(type_id)] = _stats(samples.filter(pl.col("type") == type_id), active_s)
+    fields: dict[str, Any] = {
+        "version": RECORD_VERSION,
+        "complete": bool(complete),
+        "throughput_ops_per_s": overall.throughput_ops_per_s or 0.0,
+        "active_time_ms": active_ms,
+        "operations_scheduled": int(scheduled_total),
+        "operations_issued": n,
+        "operations_succeeded": overall.succeeded,
+        "operations_failed": overall.failed,
+        "outcomes": {label: int((samples["outcome"] == label).sum()) for label in OUTCOME_LABELS},
+        "latency_ms": overall.latency_ms,
+        "service_ms": overall.service_ms,
+        "lateness_ms": overall.lateness_ms,
+        "operations": operations,
+        "types": types,
+    }
+    fields.update(extra or {})
+    return RunSummary.model_validate(fields)
+
+
+def summarize(samples: pl.DataFrame, *, scheduled_total: int, complete: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``summary.json`` as a JSON-ready dict (see :class:`RunSummary` for its keys)."""
+    record = summarize_record(samples, scheduled_total=scheduled_total, complete=complete, extra=extra)
+    return record.model_dump(mode="json")
 
 
 def timeseries(samples: pl.DataFrame) -> pl.DataFrame:

@@ -22,7 +22,7 @@ from mimesisbench.engine.base import Crashed, Engine, EngineEvent
 from mimesisbench.engine.local import LocalEngine
 from mimesisbench.errors import ConfigError, MimesisError, RunIncomplete
 from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
-from mimesisbench.results import rundir
+from mimesisbench.results import records, rundir
 from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.results.samples import merge_parts, write_samples
 from mimesisbench.results.summary import summarize, timeseries
@@ -200,7 +200,7 @@ def _run_benchmark(
     backend = open_backend(config.backend)
     backend.setup(reuse=config.reuse)
     run_dir = rundir.new_run_dir(config.out)
-    rundir.write_json(run_dir / rundir.CONFIG, config.resolved())
+    records.write_config(run_dir, config.resolved())
     warnings: list[str] = []
     plan = plan_partition(schedule.files["type"].unique().to_list(), config.workers)
     manifest: dict[str, Any] = {
@@ -230,17 +230,17 @@ def _run_benchmark(
     if jmx is not None:  # from phase 1 on (its samples have t_s < 0)
         manifest["server_metrics"] = {"jmx": jmx.url, "interval_s": jmx.interval_s}
         jmx.start()
-    rundir.write_json(run_dir / rundir.MANIFEST, manifest)
+    records.write_manifest(run_dir, manifest)
     try:
         phase1 = _phase1(backend, schedule, config, console, show_progress, warnings)
         backend.verify_namespace(schedule.directories["path"].to_list())
     except KeyboardInterrupt:
         manifest.update(status="interrupted", ended_at=iso_utc(), message="interrupted during phase 1 (run again to resume)")
-        rundir.write_json(run_dir / rundir.MANIFEST, manifest)
+        records.write_manifest(run_dir, manifest)
         raise RunIncomplete(f"interrupted during phase 1 (run again to resume it); run directory {run_dir}") from None
     except MimesisError as exc:
         manifest.update(status="failed", ended_at=iso_utc(), message=f"phase 1: {exc}")
-        rundir.write_json(run_dir / rundir.MANIFEST, manifest)
+        records.write_manifest(run_dir, manifest)
         raise
     manifest["phase1"] = asdict(phase1)
     if not backend.process_local:
@@ -255,7 +255,7 @@ def _run_benchmark(
         )
     except MimesisError as exc:
         manifest.update(status="failed", ended_at=iso_utc(), message=str(exc))
-        rundir.write_json(run_dir / rundir.MANIFEST, manifest)
+        records.write_manifest(run_dir, manifest)
         raise
     finally:
         eng.close()
@@ -351,7 +351,7 @@ def _finish(
         warnings.append(f"{summary['operations_failed']:,} operations failed (see outcomes in summary.json)")
     if not complete:
         warnings.append(message)
-    rundir.write_json(run_dir / rundir.SUMMARY, summary)
+    records.write_summary(run_dir, summary)
     manifest.update(
         ended_at=iso_utc(),
         complete=complete,
@@ -360,15 +360,8 @@ def _finish(
         worker_ends=worker_ends,
         warnings=warnings,
     )
-    rundir.write_json(run_dir / rundir.MANIFEST, manifest)
+    records.write_manifest(run_dir, manifest)
     if complete or parts:
         shutil.rmtree(run_dir / rundir.PARTS, ignore_errors=True)
     return RunReport(run_dir=run_dir, complete=complete, status=status, message=message, summary=summary, warnings=warnings)
 
-
-def load_summary(run_dir: str | Path) -> dict[str, Any]:
-    """The summary of a finished run directory."""
-    data = rundir.read_json(Path(run_dir) / rundir.SUMMARY)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{run_dir}: summary.json is not an object")
-    return data

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import polars as pl
-
 EVENT_COLUMNS: tuple[str, ...] = ("time_ms", "op", "path", "dst", "user", "allowed")
 SNAPSHOT_COLUMNS: tuple[str, ...] = ("path", "is_dir", "mtime_ms", "atime_ms", "size", "replication")
 
@@ -84,15 +82,3 @@ class ParseReport:
                 text += f"\n  ... and {self.malformed - len(self.malformed_examples):,} more"
         return text
 
-
-def empty_event_table() -> pl.DataFrame:
-    return pl.DataFrame(
-        schema={
-            "time_ms": pl.Int64,
-            "op": pl.Categorical,
-            "path": pl.Categorical,
-            "dst": pl.Categorical,
-            "user": pl.Categorical,
-            "allowed": pl.Boolean,
-        }
-    )

@@ -16,7 +16,7 @@ from mimesisbench import __version__
 from mimesisbench.errors import TraceError
 from mimesisbench.model.clustering import cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
-from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view
+from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view, popularity
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
 
@@ -262,9 +262,16 @@ def fit_profile(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: Fit
     fo = prepare(events, snapshot, config)
     features = feature_matrix(fo.objects, fo.t0, fo.window_ms)
     if config.types == "auto":
-        from mimesisbench.model.selection import choose_k
+        from mimesisbench.model.selection import choose_k  # scipy.stats is loaded only for auto K
 
-        choice = choose_k(fo, features, config)
+        choice = choose_k(
+            popularity(fo.objects),
+            features,
+            lambda labels, note: profile_from_labels(fo, labels, config, note).types,
+            candidates=config.auto_candidates,
+            ks_target=config.auto_ks_target,
+            seed=config.seed,
+        )
         return profile_from_labels(fo, choice.labels, config, choice.describe())
     k = int(config.types)
     clustering = cluster_objects(features, k, config.seed)

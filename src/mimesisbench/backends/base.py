@@ -23,6 +23,10 @@ implements ``aio_<op>`` coroutines as well (the synchronous methods stay: setup 
 them); the worker then runs its lanes as asyncio tasks. Both
 variants share everything else (paths, recording, pacing, drift control).
 
+What a backend performs is its ``capabilities`` (per instance; a ``Capabilities``): the commands
+it carries out (the others are accepted and do nothing), whether directories are objects, and
+whether a rename is atomic. ``backends.conformance`` checks a backend against what it claims.
+
 A backend may also offer a *native lane* (``native_lane_runner``): one call that replays a whole
 lane outside the interpreter, with the GIL released, with the same semantics as the Python lane
 (``run.lanes.run_sync_lane`` over ``sync_ops``), which stays the reference. The posix backend
@@ -77,6 +81,34 @@ def classify_oserror(exc: BaseException) -> Outcome:
     return Outcome.OTHER
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What one backend instance does (``Backend.capabilities``; checked by ``backends.conformance``).
+
+    ``commands``: the operations it performs against the system under test; any other one is
+    accepted and does nothing (still timed and counted by the replay). ``directories``: directories
+    are objects (made by ``mkdirs``, needed below them, listed, renamed with their contents);
+    without them, names are flat keys (an object store). ``atomic_rename``: a rename is one step
+    (onto an existing name it fails with ``exists``; a directory moves with its subtree), not a
+    copy and a delete.
+    """
+
+    commands: frozenset[OpCode] = frozenset(OpCode)
+    directories: bool = True
+    atomic_rename: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "commands", frozenset(OpCode(op) for op in self.commands))
+
+    def performs(self, op: OpCode) -> bool:
+        return op in self.commands
+
+
+#: a file system: every command, directories, atomic renames (``Backend.capabilities``' default)
+FILE_SYSTEM = Capabilities()
+#: performs nothing (``null``)
+NOTHING = Capabilities(commands=frozenset(), directories=False, atomic_rename=False)
+
 SyncOp = Callable[[Any], object]
 AsyncOp = Callable[[Any], Awaitable[object]]
 
@@ -123,6 +155,11 @@ class Backend(ABC):
 
     def __init__(self, url: str) -> None:
         self.url = url
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this instance performs (a file system's everything by default; see ``Capabilities``)."""
+        return FILE_SYSTEM
 
     def default_lanes(self) -> int:
         """Lanes per worker when the run does not say (``default_concurrency``; a backend may

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import errno
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import polars as pl
@@ -63,7 +64,7 @@ class Outcome(IntEnum):
 
 OUTCOME_LABELS: tuple[str, ...] = tuple(o.label for o in Outcome)
 
-_ERRNO_OUTCOME = {
+_ERRNO_OUTCOME: Mapping[int, Outcome] = MappingProxyType({
     errno.ENOENT: Outcome.NOT_FOUND,
     errno.ENOTDIR: Outcome.NOT_FOUND,
     errno.EEXIST: Outcome.EXISTS,
@@ -71,7 +72,7 @@ _ERRNO_OUTCOME = {
     errno.EACCES: Outcome.PERMISSION,
     errno.EPERM: Outcome.PERMISSION,
     errno.EROFS: Outcome.PERMISSION,
-}
+})
 
 
 def classify_oserror(exc: BaseException) -> Outcome:

@@ -28,7 +28,7 @@ from mimesisbench.errors import SafetyError
 OWNER_MARKER = ".mimesisbench-base"
 #: written after phase 1 completed: holds the schedule's namespace hash
 NAMESPACE_MARKER = ".mimesisbench-namespace.json"
-_OUR_FILES = {OWNER_MARKER, NAMESPACE_MARKER}
+_OUR_FILES = frozenset({OWNER_MARKER, NAMESPACE_MARKER})
 
 _BAD_COMPONENT = r"(^|/)(\.|\.\.)?(/|$)"
 

@@ -20,8 +20,8 @@ from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, Object
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
 
-#: threads fitting the per-type distributions (numpy sorts release the GIL)
-_THREADS = min(4, os.cpu_count() or 1)
+#: at most this many threads fit the per-type distributions (numpy sorts release the GIL)
+MAX_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,16 @@ def _fit_type(type_id: int, cols: ObjectColumns, idx: NDArray[np.intp], gaps: ND
     )
 
 
+def _threads() -> int:
+    """Threads for fitting types: ``MAX_THREADS``, or fewer cores when this process has fewer
+    (asked when fitting, not at import)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cores))
+
+
 def _groups(keys: NDArray[np.int16], k: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Rows grouped by key 1..k (a stable radix sort) and each group's bounds in that order."""
     order = np.argsort(keys, kind="stable")
@@ -225,7 +235,7 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         return _fit_type(type_id, fo.columns, rows, type_gaps, fo.t0, n_total, config.points)
 
     # the types are independent and their sorts release the GIL: two threads use both cores
-    with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+    with ThreadPoolExecutor(max_workers=_threads()) as pool:
         types = list(pool.map(fit_one, range(1, k + 1)))
     if n_total:  # exact normalisation: the weights are shares of one integer total
         total = sum(t.weight for t in types)

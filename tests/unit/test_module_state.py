@@ -56,9 +56,9 @@ def findings(path: Path, root: Path = SRC.parent.parent) -> list[str]:
             names = [t.id for t in targets if isinstance(t, ast.Name)]
             if names != ["__all__"]:
                 found.append(f"{where}:{node.lineno}: module-level mutable {', '.join(names)} (make it immutable)")
-    for node in _import_time_nodes(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
-            found.append(f"{where}:{node.lineno}: os.{node.attr} read at import (read it where it is used)")
+    for expr in _import_time_nodes(tree):
+        if isinstance(expr, ast.Attribute) and expr.attr in ("environ", "getenv"):
+            found.append(f"{where}:{expr.lineno}: os.{expr.attr} read at import (read it where it is used)")
     return found
 
 

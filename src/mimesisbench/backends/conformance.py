@@ -115,6 +115,10 @@ class Target:
             raise ConformanceError(f"listing of {rel}: expected {expected}, the backend gave {got}")
 
 
+#: wraps a backend under test (``Target`` or a subclass)
+TargetFactory = Callable[[Backend], Target]
+
+
 # ---------------------------------------------------------------------------------- capabilities
 
 
@@ -247,12 +251,15 @@ CASES: tuple[Case, ...] = (
 )
 
 
-def run_case(factory: BackendFactory, case: Case) -> bool:
-    """Run one case on a fresh backend; False (nothing run) when it does not apply."""
+def run_case(factory: BackendFactory, case: Case, target: TargetFactory | None = None) -> bool:
+    """Run one case on a fresh backend; False (nothing run) when it does not apply.
+
+    ``target`` wraps the backend (default ``Target``); a subclass may issue the operations
+    another way (through a native lane, say) by overriding ``Target.call``."""
     backend, cleanup = factory()
     try:
         check_capabilities(backend)
-        target = Target(backend)
+        target = (target or Target)(backend)
         if not case.applies_to(target.caps):
             return False
         try:
@@ -267,9 +274,13 @@ def run_case(factory: BackendFactory, case: Case) -> bool:
 # ---------------------------------------------------------------------------------- random sequences
 
 
-def check_random_sequences(factory: BackendFactory, *, max_examples: int = 40, steps: int = 25) -> None:
+def check_random_sequences(
+    factory: BackendFactory, *, max_examples: int = 40, steps: int = 25, target: TargetFactory | None = None
+) -> None:
     """Random operation sequences (Hypothesis, derandomised): the backend's outcomes and listings
-    must be the reference's after every step. Only the commands it performs are issued."""
+    must be the reference's after every step. Only the commands it performs are issued
+    (``target``: as in ``run_case``)."""
+    wrap = target or Target
     from hypothesis import HealthCheck, settings
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
@@ -293,7 +304,7 @@ def check_random_sequences(factory: BackendFactory, *, max_examples: int = 40, s
         def __init__(self) -> None:
             super().__init__()
             backend, self.cleanup = factory()
-            self.sut = Target(backend)
+            self.sut = wrap(backend)
             self.ref = Target(MemoryBackend())
 
         def both(self, op: OpCode, *paths: str) -> None:

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from mimesisbench.profile.distribution import Distribution
-from mimesisbench.profile.legacy2014 import import_2014
 from mimesisbench.synth.kstats import ks_distance
+from mimesisbench.synth.legacy2014 import import_2014
 from mimesisbench.synth.streams import Sampler
 
 YAHOO = Path(__file__).resolve().parents[2] / "shared" / "data" / "mimesisbench-yahoo-2011" / "nnmetadata.properties.zip"

@@ -35,12 +35,13 @@ from mimesisbench.engine.local import LocalEngine
 from mimesisbench.engine.ray_address import parse_engine
 from mimesisbench.engine.ray_engine import RayEngine
 from mimesisbench.engine.ray_session import connect
+from mimesisbench.jobs import ReadyInfo, WorkerResult
 from mimesisbench.results.samples import merge_parts
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.schedule import load_schedule
 from mimesisbench.run.synthetic import write_phased_schedule
-from mimesisbench.run.worker import ReadyInfo, WorkerResult
+from mimesisbench.run.worker import Worker
 from mimesisbench.synth.format import OpCode
 
 TARGET = 0.95
@@ -142,8 +143,8 @@ def main() -> int:
         try:
             runs: list[Measure] = []
             for _ in range(args.repeats):
-                runs.append(_run(TimedLocal(), "local", schedule, root / "runs", args.workers, events))
-                runs.append(_run(TimedRay("ray"), "ray", schedule, root / "runs", args.workers, events))
+                runs.append(_run(TimedLocal(Worker), "local", schedule, root / "runs", args.workers, events))
+                runs.append(_run(TimedRay(Worker, "ray"), "ray", schedule, root / "runs", args.workers, events))
         finally:
             session.close()
     print(f"null backend, time scale 0, {args.workers} workers x {args.events:,} events, 1 lane, recording on; "

@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 from mimesisbench.profile.io import profile_hash
-from mimesisbench.profile.legacy2014 import import_2014
 from mimesisbench.synth.fidelity import FEATURES, validate_profile
+from mimesisbench.synth.legacy2014 import import_2014
 from mimesisbench.synth.namespace import tree_from_paths
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.schedule import generate_schedule

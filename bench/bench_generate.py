@@ -37,7 +37,7 @@ YAHOO = Path(__file__).resolve().parents[2] / "shared" / "data" / "mimesisbench-
 
 def load(path: Path, calibrate: bool = True):  # type: ignore[no-untyped-def]
     if path.suffix == ".zip":
-        from mimesisbench.profile.legacy2014 import import_2014
+        from mimesisbench.synth.legacy2014 import import_2014
 
         profile, dirs = import_2014(path, calibrate=calibrate)
         return profile, tree_from_paths(dirs)

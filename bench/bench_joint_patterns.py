@@ -36,8 +36,8 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 from mimesisbench.profile.distribution import Distribution
-from mimesisbench.profile.legacy2014 import import_2014
 from mimesisbench.synth.kstats import ks_distance
+from mimesisbench.synth.legacy2014 import import_2014
 
 YAHOO = Path(__file__).resolve().parents[2] / "shared" / "data" / "mimesisbench-yahoo-2011" / "nnmetadata.properties.zip"
 #: the types whose created files miss F_j over 30 days (bench_fidelity_yahoo.py --duration 30d)

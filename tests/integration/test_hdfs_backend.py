@@ -1,27 +1,24 @@
 """The hdfs backend against the real NameNode of the ``local_hdfs`` session fixture.
 
-The backend conformance suite (tests/unit/test_backend_conformance.py) is reused as is: its
-explicit cases are imported here and receive this module's ``target`` fixture (an hdfs backend
-on a fresh base directory per test), and its Hypothesis state machine runs with an hdfs factory.
+The public backend conformance suite (``mimesisbench.backends.conformance``) runs here with an
+hdfs factory (a backend on a fresh base directory per case): each explicit case as a test, then
+its Hypothesis state machine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hdfs_native import Client
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from mimesisbench.backends.base import Backend, Outcome
+from mimesisbench.backends.conformance import CASES, Case, check_random_sequences, run_case
 from mimesisbench.backends.hdfs import HdfsBackend, HdfsUrl
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
@@ -29,24 +26,6 @@ from mimesisbench.hdfs.cluster import LocalHdfs
 
 pytestmark = pytest.mark.integration
 
-
-def _load_suite() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "unit" / "test_backend_conformance.py"
-    spec = importlib.util.spec_from_file_location("mimesis_conformance_suite", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-suite = _load_suite()
-
-# the suite's explicit cases, run here with the hdfs ``target`` fixture below
-test_create_then_create_again_is_exists = suite.test_create_then_create_again_is_exists
-test_missing_things_are_not_found = suite.test_missing_things_are_not_found
-test_rename_moves_and_refuses_an_existing_target = suite.test_rename_moves_and_refuses_an_existing_target
-test_directories_rename_and_list = suite.test_directories_rename_and_list
-test_delete_removes_only_the_file = suite.test_delete_removes_only_the_file
 
 ROOT = "/conformance"
 
@@ -74,23 +53,13 @@ def _factory(cluster: LocalHdfs) -> Callable[[], tuple[Backend, Callable[[], Non
     return make
 
 
-@pytest.fixture
-def target(local_hdfs: LocalHdfs) -> Iterator[object]:
-    backend, cleanup = _factory(local_hdfs)()
-    try:
-        yield suite.Target(backend)
-    finally:
-        cleanup()
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_conformance_case(local_hdfs: LocalHdfs, case: Case) -> None:
+    assert run_case(_factory(local_hdfs), case), f"{case.name} should apply to hdfs (it claims every capability)"
 
 
 def test_random_sequences_agree_with_the_reference(local_hdfs: LocalHdfs) -> None:
-    machine = type("Conformance_hdfs", (suite.Conformance,), {"factory": staticmethod(_factory(local_hdfs))})
-    run_state_machine_as_test(
-        machine,  # type: ignore[arg-type]
-        settings=settings(
-            max_examples=40, stateful_step_count=25, deadline=None, suppress_health_check=list(HealthCheck)
-        ),
-    )
+    check_random_sequences(_factory(local_hdfs), max_examples=40, steps=25)
 
 
 def test_async_operations_agree_with_the_sync_ones(local_hdfs: LocalHdfs) -> None:

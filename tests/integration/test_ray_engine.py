@@ -33,10 +33,11 @@ from mimesisbench.engine.base import EngineEvent
 from mimesisbench.engine.ray_engine import RayEngine, RayOptions
 from mimesisbench.engine.ray_session import apply_offline_env
 from mimesisbench.errors import ConfigError, EnvironmentProblem
+from mimesisbench.jobs import Progress
 from mimesisbench.profile.io import profile_from_dict
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from mimesisbench.run.worker import Progress
+from mimesisbench.run.worker import Worker
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_to
 
@@ -122,7 +123,7 @@ def _manifest(run_dir: Path) -> dict[str, Any]:
 
 def test_strict_spread_barrier_and_merge(cluster: SimCluster, schedule: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
     root, events = schedule
-    engine = RecordingEngine("ray", RayOptions(spread=True, ship_schedule=True))
+    engine = RecordingEngine(Worker, "ray", RayOptions(spread=True, ship_schedule=True))
     report = run_benchmark(_config(root, tmp_path, 3), show_progress=False, engine=engine)
     assert report.complete, report.message
     manifest = _manifest(report.run_dir)
@@ -182,7 +183,7 @@ def test_killed_worker_ends_the_run_and_keeps_the_others(
     cluster: SimCluster, schedule: tuple[Path, pl.DataFrame], tmp_path: Path
 ) -> None:
     root, events = schedule
-    engine = RecordingEngine("ray", RayOptions(spread=True))
+    engine = RecordingEngine(Worker, "ray", RayOptions(spread=True))
     killed: dict[str, Any] = {}
 
     def kill_worker_1() -> None:
@@ -230,7 +231,7 @@ def test_frozen_worker_is_noticed_by_the_heartbeat(
     cluster: SimCluster, schedule: tuple[Path, pl.DataFrame], tmp_path: Path
 ) -> None:
     root, _ = schedule
-    engine = RecordingEngine("ray", RayOptions(spread=True, heartbeat_timeout_s=2.0))
+    engine = RecordingEngine(Worker, "ray", RayOptions(spread=True, heartbeat_timeout_s=2.0))
     frozen: list[int] = []
 
     def freeze() -> None:
@@ -312,7 +313,7 @@ def test_lost_node_ends_the_run(cluster: SimCluster, schedule: tuple[Path, pl.Da
     """A whole node disappears mid-run (runs last: it adds a fourth node and removes it)."""
     root, _ = schedule
     node = cluster.sim.add_node(num_cpus=2, node_ip_address="127.0.0.14")
-    engine = RecordingEngine("ray", RayOptions(spread=True))
+    engine = RecordingEngine(Worker, "ray", RayOptions(spread=True))
     lost: dict[str, float] = {}
 
     def remove() -> None:

@@ -23,31 +23,22 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from mimesisbench.backends.base import NativeLaneRunner, Outcome
+from mimesisbench.backends.conformance import CASES, Case, Target, check_random_sequences, run_case
 from mimesisbench.backends.posix import PosixBackend
 from mimesisbench.errors import BackendError
+from mimesisbench.jobs import StopSignal
 from mimesisbench.native import ENV_SWITCH, native_module
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from mimesisbench.run.lanes import Lane, StopSignal, binary_buffers, run_native_lane, run_sync_lane
+from mimesisbench.run.lanes import Lane, binary_buffers, run_native_lane, run_sync_lane
 from mimesisbench.run.partition import plan_partition
 from mimesisbench.run.phase1 import build_namespace
 from mimesisbench.run.schedule import load_schedule
 from mimesisbench.run.worker import WorkerSpec, run_worker_inline
 from mimesisbench.synth.format import OpCode
-from tests.unit.test_backend_conformance import (  # collected here again, against the native lane
-    Conformance,
-    Target,
-    test_create_then_create_again_is_exists,  # noqa: F401
-    test_delete_removes_only_the_file,  # noqa: F401
-    test_directories_rename_and_list,  # noqa: F401
-    test_missing_things_are_not_found,  # noqa: F401
-    test_rename_moves_and_refuses_an_existing_target,  # noqa: F401
-)
 from tests.unit.test_run_failures import InterruptingEngine
 from tests.unit.test_run_schedules import workload
 
@@ -386,12 +377,9 @@ def test_a_posix_run_records_the_native_lane_and_ctrl_c_keeps_partial_results(tm
 class NativeLaneTarget(Target):
     """The posix backend, each operation issued through the native lane (one-operation lanes)."""
 
-    CODES = {"create": O.CREATE, "open": O.OPEN, "list_file": O.LIST_FILE, "list_dir": O.LIST_DIR,
-             "delete": O.DELETE, "mkdirs": O.MKDIRS, "rename": O.RENAME_FILE, "getfileinfo": O.GETFILEINFO}
-
-    def call(self, name: str, *rel: str) -> Outcome:
+    def call(self, op: OpCode, *rel: str) -> Outcome:
         assert isinstance(self.backend, PosixBackend)
-        lane = _lane(self.backend, [(self.CODES[name], *rel)])  # type: ignore[list-item]
+        lane = _lane(self.backend, [(op, *rel)])  # type: ignore[list-item]
         stop = StopSignal()
         _native(lane, self.backend, time.monotonic_ns(), stop, paced=False)
         assert stop.reason is None and lane.count == 1
@@ -403,25 +391,13 @@ def _posix_native() -> tuple[PosixBackend, Callable[[], None]]:
     return _backend(top / "base"), lambda: shutil.rmtree(top, ignore_errors=True)
 
 
-@pytest.fixture
-def target(tmp_path: Path) -> Target:
-    """The conformance cases imported above run against this target."""
-    return NativeLaneTarget(_backend(tmp_path / "base"))
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_conformance_case_through_the_native_lane(case: Case) -> None:
+    assert run_case(_posix_native, case, target=NativeLaneTarget)
 
 
 def test_random_sequences_through_the_native_lane_agree_with_the_reference() -> None:
-    class NativeConformance(Conformance):
-        factory = staticmethod(_posix_native)  # type: ignore[assignment]
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.sut = NativeLaneTarget(self.sut.backend)
-
-    run_state_machine_as_test(
-        NativeConformance,  # type: ignore[arg-type]
-        settings=settings(max_examples=40, stateful_step_count=25, deadline=None,
-                          suppress_health_check=list(HealthCheck)),
-    )
+    check_random_sequences(_posix_native, max_examples=40, steps=25, target=NativeLaneTarget)
 
 
 def test_posix_lanes_default_to_at_most_the_cores_the_worker_may_use(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ import pytest
 from mimesisbench.cli.main import main
 from mimesisbench.errors import ProfileError
 from mimesisbench.profile.io import load_profile, profile_to_json, tree_file_path
-from mimesisbench.profile.legacy2014 import NOT_DELETED_MS, import_2014, parse_properties, save_imported
 from mimesisbench.profile.schema import WorkloadProfile
+from mimesisbench.synth.legacy2014 import NOT_DELETED_MS, import_2014, parse_properties, save_imported
 
 # PRE_EXISTING_FILES1..30 as listed in nnmetadata.properties.common
 YAHOO_PRE_EXISTING = [

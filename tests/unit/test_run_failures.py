@@ -18,10 +18,11 @@ from mimesisbench.cli.main import main
 from mimesisbench.engine.base import EngineEvent
 from mimesisbench.engine.local import LocalEngine
 from mimesisbench.errors import RunIncomplete
+from mimesisbench.jobs import Progress
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import RunReport, raise_if_incomplete, run_benchmark
-from mimesisbench.run.worker import Progress
+from mimesisbench.run.worker import Worker
 from tests.unit.test_run_schedules import workload
 
 HERE = "tests.unit.test_run_failures"
@@ -125,7 +126,7 @@ class InterruptingEngine(LocalEngine):
     """The local engine, plus a Ctrl-C (in the main thread) once some operations were issued."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(Worker)
         self.fired = False
 
     def poll(self, timeout_s: float) -> list[EngineEvent]:

@@ -23,6 +23,10 @@ implements ``aio_<op>`` coroutines as well (the synchronous methods stay: setup 
 them); the worker then runs its lanes as asyncio tasks. Both
 variants share everything else (paths, recording, pacing, drift control).
 
+What a backend performs is its ``capabilities`` (per instance; a ``Capabilities``): the commands
+it carries out (the others are accepted and do nothing), whether directories are objects, and
+whether a rename is atomic. ``backends.conformance`` checks a backend against what it claims.
+
 A backend may also offer a *native lane* (``native_lane_runner``): one call that replays a whole
 lane outside the interpreter, with the GIL released, with the same semantics as the Python lane
 (``run.lanes.run_sync_lane`` over ``sync_ops``), which stays the reference. The posix backend
@@ -33,9 +37,10 @@ from __future__ import annotations
 
 import errno
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import polars as pl
@@ -59,7 +64,7 @@ class Outcome(IntEnum):
 
 OUTCOME_LABELS: tuple[str, ...] = tuple(o.label for o in Outcome)
 
-_ERRNO_OUTCOME = {
+_ERRNO_OUTCOME: Mapping[int, Outcome] = MappingProxyType({
     errno.ENOENT: Outcome.NOT_FOUND,
     errno.ENOTDIR: Outcome.NOT_FOUND,
     errno.EEXIST: Outcome.EXISTS,
@@ -67,7 +72,7 @@ _ERRNO_OUTCOME = {
     errno.EACCES: Outcome.PERMISSION,
     errno.EPERM: Outcome.PERMISSION,
     errno.EROFS: Outcome.PERMISSION,
-}
+})
 
 
 def classify_oserror(exc: BaseException) -> Outcome:
@@ -76,6 +81,34 @@ def classify_oserror(exc: BaseException) -> Outcome:
         return _ERRNO_OUTCOME.get(exc.errno, Outcome.OTHER)
     return Outcome.OTHER
 
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What one backend instance does (``Backend.capabilities``; checked by ``backends.conformance``).
+
+    ``commands``: the operations it performs against the system under test; any other one is
+    accepted and does nothing (still timed and counted by the replay). ``directories``: directories
+    are objects (made by ``mkdirs``, needed below them, listed, renamed with their contents);
+    without them, names are flat keys (an object store). ``atomic_rename``: a rename is one step
+    (onto an existing name it fails with ``exists``; a directory moves with its subtree), not a
+    copy and a delete.
+    """
+
+    commands: frozenset[OpCode] = frozenset(OpCode)
+    directories: bool = True
+    atomic_rename: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "commands", frozenset(OpCode(op) for op in self.commands))
+
+    def performs(self, op: OpCode) -> bool:
+        return op in self.commands
+
+
+#: a file system: every command, directories, atomic renames (``Backend.capabilities``' default)
+FILE_SYSTEM = Capabilities()
+#: performs nothing (``null``)
+NOTHING = Capabilities(commands=frozenset(), directories=False, atomic_rename=False)
 
 SyncOp = Callable[[Any], object]
 AsyncOp = Callable[[Any], Awaitable[object]]
@@ -123,6 +156,11 @@ class Backend(ABC):
 
     def __init__(self, url: str) -> None:
         self.url = url
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this instance performs (a file system's everything by default; see ``Capabilities``)."""
+        return FILE_SYSTEM
 
     def default_lanes(self) -> int:
         """Lanes per worker when the run does not say (``default_concurrency``; a backend may

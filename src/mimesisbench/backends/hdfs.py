@@ -56,7 +56,9 @@ import posixpath
 import re
 import socket
 import urllib.parse
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 from typing import Any, ClassVar, NoReturn
 
 import polars as pl
@@ -66,7 +68,7 @@ from mimesisbench.backends.base import Backend, Outcome, classify_oserror
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
 
 #: without this, a dead NameNode makes every call retry for about three minutes
-DEFAULT_CLIENT_CONFIG = {"dfs.client.failover.max.attempts": "2"}
+DEFAULT_CLIENT_CONFIG: Mapping[str, str] = MappingProxyType({"dfs.client.failover.max.attempts": "2"})
 #: threads that run listings for the async operations (see ``aio_list_dir``)
 LIST_THREADS = 8
 _HADOOP_KEY = re.compile(r"^(dfs|ipc|fs|hadoop)\.[A-Za-z0-9_.\-]+$")
@@ -74,7 +76,7 @@ _MKDIRS_MODES = ("strict", "native")
 _RPC_ERROR = re.compile(r'^RPCError\("([A-Za-z0-9_.$]+)", "(.*)', re.DOTALL)
 
 #: Java exception class (last component) -> errno, for server errors without a Python subclass
-_JAVA_ERRNO = {
+_JAVA_ERRNO: Mapping[str, int] = MappingProxyType({
     "FileNotFoundException": errno.ENOENT,
     "ParentNotDirectoryException": errno.ENOTDIR,
     "FileAlreadyExistsException": errno.EEXIST,
@@ -82,7 +84,7 @@ _JAVA_ERRNO = {
     "AccessControlException": errno.EACCES,
     "AuthorizationException": errno.EACCES,
     "SafeModeException": errno.EROFS,
-}
+})
 
 class HdfsOpError(OSError):
     """A NameNode error for one operation that ``hdfs-native`` reports as a generic ``RPCError``."""

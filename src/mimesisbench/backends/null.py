@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mimesisbench.backends.base import Backend
+from mimesisbench.backends.base import NOTHING, Backend, Capabilities
 
 
 class NullBackend(Backend):
@@ -18,6 +18,10 @@ class NullBackend(Backend):
     def __init__(self, url: str = "null") -> None:
         super().__init__(url)
         self._marker: str | None = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return NOTHING
 
     def read_marker(self) -> str | None:
         return self._marker

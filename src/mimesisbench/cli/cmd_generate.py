@@ -51,7 +51,7 @@ def _load(profile_arg: str, flat: bool) -> tuple[Any, Any]:
 
     path = resolve_profile_arg(profile_arg)
     if path.suffix == ".zip" or (path.is_dir() and not (path / "profile.json").exists()):
-        from mimesisbench.profile.legacy2014 import import_2014
+        from mimesisbench.synth.legacy2014 import import_2014
 
         profile, dirs = import_2014(path)
         return profile, (None if flat or not dirs else tree_from_paths(dirs))

@@ -150,7 +150,7 @@ def show(profile: str, as_json: bool) -> None:
 )
 def import_cmd(old_profile: Path, output: Path) -> None:
     """Convert a 2014 MimesisBench profile (nnmetadata.properties zip or folder) into PROFILE."""
-    from mimesisbench.profile.legacy2014 import import_2014, save_imported
+    from mimesisbench.synth.legacy2014 import import_2014, save_imported
 
     profile, dirs = import_2014(old_profile)
     written = save_imported(profile, dirs, output)

@@ -19,32 +19,29 @@ A coordinator never sees processes, pipes or actors. It calls, in order:
 ``close()``
     release everything (kill what is left).
 
-The local engine runs one process per worker; the Ray engine (``engine/ray_engine.py``) runs one
-actor per worker with the same ``Worker`` class inside (``Worker.prepare`` / ``Worker.run``), unchanged.
+The local engine runs one process per worker; the Ray engine runs one actor per worker. Both
+are given a job factory (``jobs.JobFactory``; a run passes ``run.worker.Worker``) and build each
+job from its spec where it runs (``Job.prepare`` / ``Job.run``): an engine never imports the
+code of the jobs it runs, nor anything of ``run``. The records it passes on (``ReadyInfo``,
+``Progress``, ``WorkerResult``, ``Crashed``) are ``mimesisbench.jobs``'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Protocol, TypeVar
 
-from mimesisbench.run.worker import Progress, ReadyInfo, WorkerResult, WorkerSpec
+from mimesisbench.jobs import Crashed, EngineEvent, JobSpec, ReadyInfo, WorkerResult
 
+__all__ = ["Crashed", "Engine", "EngineEvent"]
 
-@dataclass(frozen=True)
-class Crashed:
-    """A worker that ended without a result (killed, out of memory, a bug in the process)."""
-
-    index: int
-    message: str
+SpecT_contra = TypeVar("SpecT_contra", bound=JobSpec, contravariant=True)
 
 
-EngineEvent = Union[Progress, WorkerResult, Crashed]
+class Engine(Protocol[SpecT_contra]):
+    """Where the jobs of one run execute (see the module docstring)."""
 
-
-class Engine(Protocol):
-    def prepare(self, specs: Sequence[WorkerSpec]) -> None: ...
+    def prepare(self, specs: Sequence[SpecT_contra]) -> None: ...
 
     def wait_ready(self, timeout_s: float) -> list[ReadyInfo]: ...
 

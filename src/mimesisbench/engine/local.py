@@ -19,16 +19,23 @@ import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, Generic
 
-from mimesisbench.engine.base import Crashed, EngineEvent
 from mimesisbench.errors import BackendError, MimesisError
-from mimesisbench.run.lanes import StopSignal, tighten_timer_slack
-from mimesisbench.run.worker import ReadyInfo, Worker, WorkerResult, WorkerSpec
+from mimesisbench.jobs import (
+    Crashed,
+    EngineEvent,
+    JobFactory,
+    ReadyInfo,
+    SpecT,
+    StopSignal,
+    WorkerResult,
+    tighten_timer_slack,
+)
 
 
-def _process_main(conn: Connection, spec: WorkerSpec) -> None:
-    """The body of a worker process."""
+def _process_main(conn: Connection, factory: JobFactory[SpecT], spec: SpecT) -> None:
+    """The body of a worker process: build the job from its spec, prepare, run at the start."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     tighten_timer_slack()
     send_lock = threading.Lock()
@@ -37,8 +44,8 @@ def _process_main(conn: Connection, spec: WorkerSpec) -> None:
         with send_lock:
             conn.send(message)
 
-    worker = Worker(spec)
     try:
+        worker = factory(spec)
         ready = worker.prepare()
     except MimesisError as exc:
         send(("prepare_failed", spec.index, str(exc)))
@@ -72,15 +79,19 @@ def _process_main(conn: Connection, spec: WorkerSpec) -> None:
     send(("done", result))
 
 
-class LocalEngine:
-    """Workers as local processes (see module docstring)."""
+class LocalEngine(Generic[SpecT]):
+    """Workers as local processes (see module docstring); ``job_factory`` builds each worker's job
+    from its spec inside its process (a module-level callable: it is pickled by reference)."""
 
-    def __init__(self, start_method: str | None = None) -> None:
+    def __init__(self, job_factory: JobFactory[SpecT], start_method: str | None = None) -> None:
+        self._factory = job_factory
         methods = mp.get_all_start_methods()
         method = start_method or ("forkserver" if "forkserver" in methods else "spawn")
         self._ctx = mp.get_context(method)
         if method == "forkserver":
-            self._ctx.set_forkserver_preload(["mimesisbench.engine.local"])
+            # the job's module too, so each worker forks with it (and its imports) loaded
+            preload = ["mimesisbench.engine.local", getattr(job_factory, "__module__", None)]
+            self._ctx.set_forkserver_preload([m for m in preload if isinstance(m, str)])
         self._procs: dict[int, BaseProcess] = {}
         self._conns: dict[int, Connection] = {}
         self._ended: dict[int, WorkerResult | Crashed] = {}
@@ -91,10 +102,12 @@ class LocalEngine:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def prepare(self, specs: Sequence[WorkerSpec]) -> None:
+    def prepare(self, specs: Sequence[SpecT]) -> None:
         for spec in specs:
             parent, child = self._ctx.Pipe(duplex=True)
-            proc = self._ctx.Process(target=_process_main, args=(child, spec), name=f"mimesis-worker-{spec.index}")
+            proc = self._ctx.Process(
+                target=_process_main, args=(child, self._factory, spec), name=f"mimesis-worker-{spec.index}"
+            )
             proc.daemon = True
             proc.start()
             child.close()

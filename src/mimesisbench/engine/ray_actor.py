@@ -1,4 +1,5 @@
-"""The body of a Ray worker actor: the unchanged ``Worker`` plus what a remote node needs.
+"""The body of a Ray worker actor: the unchanged job (built by the run's job factory, e.g.
+``run.worker.Worker``) plus what a remote node needs.
 
 ``WorkerActor`` is a plain class; the engine turns it into an actor at run time
 (``ray.remote(WorkerActor)``), so importing this module does not import Ray. The actor is
@@ -24,9 +25,18 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Generic
 
-from mimesisbench.run.lanes import StopSignal, tighten_timer_slack
-from mimesisbench.run.worker import Progress, ReadyInfo, Worker, WorkerResult, WorkerSpec
+from mimesisbench.jobs import (
+    Job,
+    JobFactory,
+    Progress,
+    ReadyInfo,
+    SpecT,
+    StopSignal,
+    WorkerResult,
+    tighten_timer_slack,
+)
 from mimesisbench.synth import format as fmt
 
 SCHEDULE_FILES = (fmt.MANIFEST, fmt.DIRECTORIES, fmt.FILES, fmt.EVENTS)
@@ -76,20 +86,20 @@ def schedule_bundle(schedule_dir: str | Path) -> dict[str, bytes]:
     return {name: (root / name).read_bytes() for name in SCHEDULE_FILES}
 
 
-class WorkerActor:
+class WorkerActor(Generic[SpecT]):
     """One worker inside a Ray actor (see the module docstring)."""
 
-    def __init__(self, spec: WorkerSpec) -> None:
+    def __init__(self, factory: JobFactory[SpecT], spec: SpecT) -> None:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's; it stops us
         tighten_timer_slack()
+        self._factory = factory
         self._spec = spec
         sweep_stale_dirs()
         self._tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-w{spec.index}-"))
-        self._worker: Worker | None = None
+        self._worker: Job | None = None
+        self._events = 0  # the prepared job's events (reported when stopped before the start)
         self._stop = StopSignal()
-        self._origin: int | None = None
-        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ before the start
 
@@ -106,18 +116,17 @@ class WorkerActor:
 
     def prepare(self, bundle: dict[str, bytes] | None) -> tuple[ReadyInfo, int]:
         """Load the share and open the backend; returns ``ReadyInfo`` and the last due time (ns)."""
-        spec = replace(self._spec, parts_dir=str(self._tmp / "parts"))
+        spec = self._spec.relocated(parts_dir=str(self._tmp / "parts"))
         if bundle is not None:
             root = self._tmp / "schedule"
             root.mkdir()
             for name, data in bundle.items():
                 (root / Path(name).name).write_bytes(data)
-            spec = replace(spec, schedule_dir=str(root))
-        worker = Worker(spec)
+            spec = spec.relocated(schedule_dir=str(root))
+        worker = self._factory(spec)
         ready = worker.prepare()
-        self._worker = worker
-        last_due = max((int(lane.due_ns[-1]) for lane in worker.lanes_ if len(lane)), default=0)
-        return ready, last_due
+        self._worker, self._events = worker, ready.events
+        return ready, worker.last_due_ns()
 
     def clock(self) -> int:
         """This node's wall clock (ns since the epoch), for the driver's offset estimate."""
@@ -131,15 +140,8 @@ class WorkerActor:
         worker = self._worker
         if worker is None:
             raise RuntimeError("prepare() first")
-        with self._lock:
-            self._origin = None
         if self._stop.is_set():
-            total = sum(len(lane) for lane in worker.lanes_)
-            return WorkerResult(self._spec.index, "stopped", "stopped before the start", total, 0, None), None
-        from mimesisbench.run.clock import wall_to_monotonic_ns
-
-        with self._lock:
-            self._origin = wall_to_monotonic_ns(start_wall_ns)
+            return WorkerResult(self._spec.index, "stopped", "stopped before the start", self._events, 0, None), None
         result = worker.run(start_wall_ns, self._stop, on_progress=None)
         data = Path(result.part_path).read_bytes() if result.part_path else None
         shutil.rmtree(self._tmp, ignore_errors=True)
@@ -149,11 +151,8 @@ class WorkerActor:
 
     def progress(self) -> Progress | None:
         """Operations done and current lateness (None before the start)."""
-        with self._lock:
-            origin = self._origin
-        if origin is None or self._worker is None:
-            return None
-        return self._worker.progress(origin)
+        worker = self._worker
+        return None if worker is None else worker.current_progress()
 
     def stop(self, reason: str = "stopped", message: str = "stopped by the coordinator") -> None:
         self._stop.set(reason, message)

@@ -1,8 +1,9 @@
 """The Ray engine: one actor per worker, anywhere on a Ray cluster (see ``docs/ray.md``).
 
-Same contract as the local engine (``mimesisbench.engine.base``), same ``Worker`` inside each
-actor (``mimesisbench.engine.ray_actor``). The driver (this process) keeps everything the run
-directory needs: each actor's node, host and clock offset go into its ``ReadyInfo``
+Same contract as the local engine (``mimesisbench.engine.base``), same job inside each actor
+(built there by the run's job factory, ``mimesisbench.engine.ray_actor``). The driver (this
+process) keeps everything the run directory needs: each actor's node, host and clock offset go
+into its ``ReadyInfo``
 (:class:`RayReadyInfo`, recorded per worker in the manifest), each actor's samples come back as
 bytes with its result and are written into the run directory's part files, so merging is the
 coordinator's usual merge of raw samples.
@@ -25,16 +26,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
-from mimesisbench.engine.base import Crashed, EngineEvent
 from mimesisbench.engine.ray_actor import WorkerActor, schedule_bundle, schedule_identity
 from mimesisbench.engine.ray_address import EngineChoice, parse_engine
 from mimesisbench.engine.ray_clock import ClockSample, measure
 from mimesisbench.engine.ray_placement import actor_options, check_capacity, cluster_view, strict_spread
 from mimesisbench.engine.ray_session import RaySession, connect
 from mimesisbench.errors import BackendError, ConfigError, EnvironmentProblem, MimesisError
-from mimesisbench.run.worker import Progress, ReadyInfo, WorkerResult, WorkerSpec
+from mimesisbench.jobs import Crashed, EngineEvent, JobFactory, Progress, ReadyInfo, SpecT, WorkerResult
 
 #: how often the driver asks each running actor for its progress (it is also the heartbeat)
 PROGRESS_EVERY_S = 0.25
@@ -77,10 +77,10 @@ class RayReadyInfo(ReadyInfo):
 
 
 @dataclass
-class _Slot:
+class _Slot(Generic[SpecT]):
     """The driver's view of one actor (runtime state)."""
 
-    spec: WorkerSpec
+    spec: SpecT
     actor: Any
     locate_ref: Any = None
     where: dict[str, Any] = field(default_factory=dict)
@@ -102,16 +102,20 @@ class _Slot:
         return f"worker {self.index} (Ray node {self.where['node_ip']}, host {self.where['host']}, pid {self.where['pid']})"
 
 
-class RayEngine:
-    """Workers as Ray actors (see the module docstring)."""
+class RayEngine(Generic[SpecT]):
+    """Workers as Ray actors (see the module docstring); ``job_factory`` builds each actor's job
+    from its spec (a module-level callable, importable on every node)."""
 
-    def __init__(self, engine: str | EngineChoice = "ray", options: RayOptions | None = None) -> None:
+    def __init__(
+        self, job_factory: JobFactory[SpecT], engine: str | EngineChoice = "ray", options: RayOptions | None = None
+    ) -> None:
+        self._factory = job_factory
         self.choice = parse_engine(engine) if isinstance(engine, str) else engine
         if self.choice.kind != "ray":
             raise ConfigError(f"RayEngine needs a Ray engine, not {engine!r}")
         self.options = options or RayOptions()
         self.session_: RaySession | None = None
-        self.slots_: dict[int, _Slot] = {}
+        self.slots_: dict[int, _Slot[SpecT]] = {}
         self.startup_s_: float | None = None  # ray.init + placement + actors ready
         self._group: Any = None
         self._pending: list[EngineEvent] = []
@@ -129,15 +133,15 @@ class RayEngine:
             raise RuntimeError("prepare() first")
         return self.session_.ray
 
-    def _live(self) -> list[_Slot]:
+    def _live(self) -> list[_Slot[SpecT]]:
         return [s for s in self.slots_.values() if s.ended is None]
 
-    def _end(self, slot: _Slot, event: WorkerResult | Crashed, out: list[EngineEvent]) -> None:
+    def _end(self, slot: _Slot[SpecT], event: WorkerResult | Crashed, out: list[EngineEvent]) -> None:
         if slot.ended is None:
             slot.ended = event
             out.append(event)
 
-    def _crash(self, slot: _Slot, what: str, out: list[EngineEvent], kill: bool = False) -> None:
+    def _crash(self, slot: _Slot[SpecT], what: str, out: list[EngineEvent], kill: bool = False) -> None:
         self._end(slot, Crashed(slot.index, f"{slot.label()} {what}"), out)
         if kill:
             try:
@@ -157,7 +161,7 @@ class RayEngine:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def prepare(self, specs: Sequence[WorkerSpec]) -> None:
+    def prepare(self, specs: Sequence[SpecT]) -> None:
         self._t0 = time.monotonic()
         opt = self.options
         self.session_ = connect(self.choice, embedded_cpus=int(len(specs) * opt.cpus_per_worker + 0.999),
@@ -169,7 +173,7 @@ class RayEngine:
         remote_cls = ray.remote(WorkerActor)
         identity = schedule_identity(specs[0].schedule_dir) if specs else ""
         for i, spec in enumerate(specs):
-            actor = remote_cls.options(**actor_options(i, opt.cpus_per_worker, self._group)).remote(spec)
+            actor = remote_cls.options(**actor_options(i, opt.cpus_per_worker, self._group)).remote(self._factory, spec)
             slot = _Slot(spec=spec, actor=actor)
             slot.locate_ref = actor.locate.remote(identity)
             self.slots_[spec.index] = slot
@@ -264,7 +268,7 @@ class RayEngine:
 
         self._check_deadline(out)
         now = time.monotonic()
-        refs: dict[Any, tuple[str, _Slot]] = {}
+        refs: dict[Any, tuple[str, _Slot[SpecT]]] = {}
         for s in self._live():
             if s.run_ref is None:
                 continue
@@ -315,7 +319,7 @@ class RayEngine:
             for s in self._live():
                 self._crash(s, "did not stop after the run's deadline", out, kill=True)
 
-    def _finish(self, slot: _Slot, ref: Any, out: list[EngineEvent]) -> None:
+    def _finish(self, slot: _Slot[SpecT], ref: Any, out: list[EngineEvent]) -> None:
         from ray.exceptions import RayActorError, RayError, RayTaskError
 
         try:

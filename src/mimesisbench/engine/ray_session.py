@@ -15,18 +15,19 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 from mimesisbench.engine.ray_address import EngineChoice
 from mimesisbench.errors import EnvironmentProblem
 
 #: environment defaults applied before Ray starts (never overriding what the user set)
-OFFLINE_ENV: dict[str, str] = {
+OFFLINE_ENV: Mapping[str, str] = MappingProxyType({
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_agent_register_timeout_ms": "120000",
-}
+})
 
 #: how long the head's port may take to accept a TCP connection before the run is refused
 CONNECT_TIMEOUT_S = 5.0

@@ -16,12 +16,12 @@ from mimesisbench import __version__
 from mimesisbench.errors import TraceError
 from mimesisbench.model.clustering import cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
-from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view
+from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view, popularity
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
 
-#: threads fitting the per-type distributions (numpy sorts release the GIL)
-_THREADS = min(4, os.cpu_count() or 1)
+#: at most this many threads fit the per-type distributions (numpy sorts release the GIL)
+MAX_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,16 @@ def _fit_type(type_id: int, cols: ObjectColumns, idx: NDArray[np.intp], gaps: ND
     )
 
 
+def _threads() -> int:
+    """Threads for fitting types: ``MAX_THREADS``, or fewer cores when this process has fewer
+    (asked when fitting, not at import)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cores))
+
+
 def _groups(keys: NDArray[np.int16], k: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Rows grouped by key 1..k (a stable radix sort) and each group's bounds in that order."""
     order = np.argsort(keys, kind="stable")
@@ -225,7 +235,7 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         return _fit_type(type_id, fo.columns, rows, type_gaps, fo.t0, n_total, config.points)
 
     # the types are independent and their sorts release the GIL: two threads use both cores
-    with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+    with ThreadPoolExecutor(max_workers=_threads()) as pool:
         types = list(pool.map(fit_one, range(1, k + 1)))
     if n_total:  # exact normalisation: the weights are shares of one integer total
         total = sum(t.weight for t in types)
@@ -262,9 +272,16 @@ def fit_profile(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: Fit
     fo = prepare(events, snapshot, config)
     features = feature_matrix(fo.objects, fo.t0, fo.window_ms)
     if config.types == "auto":
-        from mimesisbench.model.selection import choose_k
+        from mimesisbench.model.selection import choose_k  # scipy.stats is loaded only for auto K
 
-        choice = choose_k(fo, features, config)
+        choice = choose_k(
+            popularity(fo.objects),
+            features,
+            lambda labels, note: profile_from_labels(fo, labels, config, note).types,
+            candidates=config.auto_candidates,
+            ks_target=config.auto_ks_target,
+            seed=config.seed,
+        )
         return profile_from_labels(fo, choice.labels, config, choice.describe())
     k = int(config.types)
     clustering = cluster_objects(features, k, config.seed)

@@ -7,10 +7,14 @@ the generator's for types without an observed popularity): a file is accessed wi
 from F_j until its active span H_j has elapsed. (Fitted profiles also carry each type's observed
 popularity, which the generator then uses; drawing from it here would make every K pass, so K is
 chosen by how well H_j and F_j alone explain popularity.)
+
+This module sits below ``fit``: ``choose_k`` is handed the real popularity and a callable that
+builds a candidate's types from a labelling, so it never imports ``fit``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,13 +22,13 @@ import numpy as np
 from scipy.stats import ks_2samp
 
 from mimesisbench.model.clustering import cluster_objects
-from mimesisbench.model.objects import popularity
 from mimesisbench.profile import FileType
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from mimesisbench.model.fit import FitConfig, FittedObjects
+#: the types of a candidate labelling (objects -> types 1..K), built by the caller (``fit``)
+TypesForLabels = Callable[["NDArray[np.int16]", str], Sequence[FileType]]
 
 #: renewal steps simulated exactly per file; beyond that the renewal-theorem mean is used
 EXACT_STEPS = 256
@@ -70,27 +74,36 @@ class KChoice:
         return f"auto: smallest K with popularity KS <= {self.target} ({verdict}); K={self.k}, KS={self.ks:.4f}; tried {trail}"
 
 
-def choose_k(fo: FittedObjects, features: NDArray[np.float64], config: FitConfig) -> KChoice:
-    """Try K in ``config.auto_candidates`` in increasing order; stop at the first within target."""
-    from mimesisbench.model.fit import profile_from_labels
+def choose_k(
+    real: NDArray[np.int64],
+    features: NDArray[np.float64],
+    types_for: TypesForLabels,
+    *,
+    candidates: Iterable[int],
+    ks_target: float,
+    seed: int,
+) -> KChoice:
+    """Try K in ``candidates`` in increasing order; stop at the first whose synthetic popularity
+    is within ``ks_target`` of ``real`` (accesses per accessed file, observed).
 
-    real = popularity(fo.objects)
-    rng = np.random.default_rng(np.random.SeedSequence([config.seed, 0x4B]))
+    ``types_for(labels, note)`` builds the candidate's file types (``fit`` passes its profile
+    builder); clustering and the popularity simulation are this module's."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4B]))
     tried: list[tuple[int, float]] = []
     best: tuple[float, int, NDArray[np.int16]] | None = None
-    for k in sorted(set(config.auto_candidates)):
-        clustering = cluster_objects(features, k, config.seed)
-        profile = profile_from_labels(fo, clustering.labels, config, f"auto candidate K={k}")
+    for k in sorted(set(candidates)):
+        clustering = cluster_objects(features, k, seed)
+        types = types_for(clustering.labels, f"auto candidate K={k}")
         sizes = np.bincount(clustering.labels, minlength=clustering.k + 1)[1:]
         scale = min(1.0, SIM_FILES * len(sizes) / max(int(sizes.sum()), 1))
         synthetic = np.concatenate(
-            [simulate_popularity(t, int(np.ceil(s * scale)), rng) for t, s in zip(profile.types, sizes)]
+            [simulate_popularity(t, int(np.ceil(s * scale)), rng) for t, s in zip(types, sizes)]
         )
         distance = float(ks_2samp(real, synthetic).statistic) if real.size and synthetic.size else 1.0
         tried.append((clustering.k, distance))
         if best is None or distance < best[0]:
             best = (distance, clustering.k, clustering.labels)
-        if distance <= config.auto_ks_target or clustering.k < k:
+        if distance <= ks_target or clustering.k < k:
             break  # within target, or no more distinct behaviours to split
     assert best is not None
-    return KChoice(k=best[1], labels=best[2], ks=best[0], tried=tuple(tried), target=config.auto_ks_target)
+    return KChoice(k=best[1], labels=best[2], ks=best[0], tried=tuple(tried), target=ks_target)

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import time
 
-from mimesisbench.engine.base import EngineEvent
+from mimesisbench.jobs import EngineEvent, Progress, WorkerResult
 from mimesisbench.monitoring.live_totals import LiveTotals
 from mimesisbench.monitoring.prometheus import MetricsEndpoint
-from mimesisbench.run.worker import Progress, WorkerResult
 
 
 class LiveMonitor:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from mimesisbench.backends.base import Outcome
-from mimesisbench.run.lanes import Lane
+from mimesisbench.jobs import LiveDelta
 
 #: smallest and largest finite bucket bound, as powers of two of nanoseconds
 MIN_EXP = 10
@@ -52,27 +52,21 @@ def bucket_index(values_ns: np.ndarray) -> np.ndarray:
     return exp
 
 
-@dataclass(frozen=True)
-class LiveDelta:
-    """One worker's operations completed since its previous delta (picklable, small).
+class RecordedLane(Protocol):
+    """What ``LiveTap`` reads of a lane (``run.lanes.Lane`` is one): plain arrays, filled in place
+    while the lane runs, and the length of the recorded prefix."""
 
-    ``keys`` (k, 2) int64: operation code and file type of each row (only rows with operations).
-    ``outcomes`` (k, N_OUTCOMES) int64: operations per outcome code.
-    ``buckets`` (3, k, N_BUCKETS) int64: per timing (``TIMINGS``), non-cumulative bucket counts.
-    ``sums_ns`` (3, k) float64: per timing, the sum of the values (ns).
-    ``in_flight``: operations due by the time of the delta and not completed yet (outstanding
-    plus waiting behind a late lane); a gauge, not a delta.
-    """
-
-    keys: np.ndarray
-    outcomes: np.ndarray
-    buckets: np.ndarray
-    sums_ns: np.ndarray
-    in_flight: int = 0
+    rows: np.ndarray  # int64: positions in the worker's event table
+    ops: np.ndarray  # uint8 op codes
+    due_ns: np.ndarray  # int64: scheduled time after the barrier
+    start_ns: np.ndarray  # int64 monotonic ns
+    end_ns: np.ndarray  # int64 monotonic ns
+    outcome: np.ndarray  # uint8 outcome codes
 
     @property
-    def operations(self) -> int:
-        return int(self.outcomes.sum())
+    def count(self) -> int: ...
+
+    def __len__(self) -> int: ...
 
 
 def empty_delta(in_flight: int = 0) -> LiveDelta:
@@ -197,7 +191,7 @@ def aggregate(
 class LiveTap:
     """Reads a worker's lanes since the previous call (thread-safe: a Ray actor may poll it)."""
 
-    def __init__(self, lanes: Sequence[Lane], types: np.ndarray) -> None:
+    def __init__(self, lanes: Sequence[RecordedLane], types: np.ndarray) -> None:
         """``types``: the file type of each of the worker's events (indexed by ``Lane.rows``)."""
         self._lanes = list(lanes)
         ops = [lane.ops.astype(np.int64) for lane in self._lanes]

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mimesisbench.monitoring.live_stats import N_BUCKETS, N_OUTCOMES, TIMINGS, LiveDelta
+from mimesisbench.jobs import LiveDelta
+from mimesisbench.monitoring.live_stats import N_BUCKETS, N_OUTCOMES, TIMINGS
 
 #: the phases a run goes through, in order (the value of the ``phase`` label)
 PHASES: tuple[str, ...] = ("phase1", "replay", "writing", "done", "incomplete")

@@ -21,8 +21,9 @@ Series (every one labelled ``run_id``):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from threading import Thread
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -40,11 +41,11 @@ from mimesisbench.synth.format import OpCode
 PREFIX = "mimesisbench"
 #: the ``le`` label of each finite bucket (seconds, as Prometheus prints floats)
 LE_LABELS: tuple[str, ...] = tuple(floatToGoString(b / 1e9) for b in BOUNDS_NS)
-_TIMING_HELP = {
+_TIMING_HELP: Mapping[str, str] = MappingProxyType({
     "latency": "Operation latency from its scheduled time (end - scheduled), seconds.",
     "service": "Operation service time (end - actual start), seconds.",
     "lateness": "How late an operation was issued (actual start - scheduled), seconds.",
-}
+})
 
 
 def _op_label(code: int) -> str:

@@ -21,6 +21,7 @@ from mimesisbench.backends.registry import open_backend
 from mimesisbench.engine.base import Crashed, Engine, EngineEvent
 from mimesisbench.engine.local import LocalEngine
 from mimesisbench.errors import ConfigError, MimesisError, RunIncomplete
+from mimesisbench.jobs import Progress, WorkerResult
 from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
 from mimesisbench.results import records, rundir
 from mimesisbench.results.hostinfo import host_facts, versions
@@ -32,7 +33,7 @@ from mimesisbench.run.partition import PartitionPlan, plan_partition
 from mimesisbench.run.phase1 import Phase1Report, build_namespace, marker_text, read_marker_state
 from mimesisbench.run.progress import Bar
 from mimesisbench.run.schedule import Schedule, load_schedule
-from mimesisbench.run.worker import Progress, WorkerResult, WorkerSpec
+from mimesisbench.run.worker import Worker, WorkerSpec
 
 if TYPE_CHECKING:
     from mimesisbench.monitoring.live import LiveMonitor
@@ -279,10 +280,10 @@ def _make_engine(config: RunConfig) -> Engine:
 
     choice = parse_engine(config.engine)
     if choice.kind == "local":
-        return LocalEngine()
+        return LocalEngine(Worker)
     from mimesisbench.engine.ray_engine import RayEngine, RayOptions
 
-    return RayEngine(choice, RayOptions(spread=config.spread))
+    return RayEngine(Worker, choice, RayOptions(spread=config.spread))
 
 
 def _profile_hash(manifest: dict[str, Any]) -> str | None:

@@ -25,8 +25,6 @@ worker run in parallel; the inputs are numpy arrays and Arrow-style path buffers
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +36,7 @@ import pyarrow as pa
 
 from mimesisbench.backends.base import AsyncOp, NativeLaneRunner, Outcome, SyncOp
 from mimesisbench.errors import BackendError
+from mimesisbench.jobs import StopSignal
 
 #: events converted to Python lists per step (bounded memory; the cost lands before a wait)
 CHUNK = 16384
@@ -55,37 +54,6 @@ NATIVE_MULTI_SPIN_NS = 100_000
 MAX_SLEEP_NS = 50_000_000
 #: "never" for a disabled drift limit
 NO_LIMIT = 1 << 62
-
-
-class StopSignal:
-    """Set once by whoever stops the worker first (coordinator, a late lane, a failing backend)."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._listeners: list[Callable[[], object]] = []
-        self.reason: str | None = None
-        self.message = ""
-
-    def set(self, reason: str, message: str = "") -> None:
-        with self._lock:
-            if self.reason is None:
-                self.reason, self.message = reason, message
-            listeners = list(self._listeners)
-        self._event.set()
-        for listener in listeners:
-            listener()
-
-    def add_listener(self, listener: Callable[[], object]) -> None:
-        """Call ``listener()`` when the signal is set (at once when it already is); native lanes
-        hear the stop this way (their flag's ``set``)."""
-        with self._lock:
-            self._listeners.append(listener)
-        if self._event.is_set():
-            listener()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
 
 
 @dataclass
@@ -220,18 +188,6 @@ def _relax() -> None:
     """Let other lanes of the process take the GIL (a zero sleep; ``sched_yield`` is avoided:
     under CFS it hands the CPU to other processes for a whole time slice)."""
     time.sleep(0)
-
-
-def tighten_timer_slack(slack_ns: int = 1000) -> bool:
-    """Ask Linux for precise sleeps in this process (``PR_SET_TIMERSLACK``; default 50 us).
-
-    Called once in a worker process, never at import; returns False where unsupported.
-    """
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(29, ctypes.c_ulong(slack_ns), 0, 0, 0)) == 0  # 29 = PR_SET_TIMERSLACK
-    except (OSError, AttributeError):
-        return False
 
 
 def _record_failure(lane: Lane, i: int, t0: int, t1: int) -> None:

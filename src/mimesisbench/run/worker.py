@@ -4,7 +4,9 @@ The worker knows nothing about processes, pipes or actors: an engine calls ``pre
 ``ReadyInfo``), then ``run(start_wall_ns, stop, on_progress)`` (returns ``WorkerResult``), from
 whatever process, thread or actor it lives in. Measured samples go to a part file
 (``parts/worker-<i>.npz``: event row, start/end ns after the barrier, outcome) written even when
-the run stops early, so a crash of *another* worker loses nothing here.
+the run stops early, so a crash of *another* worker loses nothing here. The records it returns
+(``ReadyInfo``, ``Progress``, ``WorkerResult``) and the ``StopSignal`` are ``mimesisbench.jobs``'s,
+shared with the engines and the monitors, which never import this module.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +26,11 @@ import polars as pl
 
 from mimesisbench.backends.base import Backend, NativeLaneRunner
 from mimesisbench.backends.registry import open_backend
-from mimesisbench.monitoring.live_stats import LiveDelta, LiveTap
+from mimesisbench.jobs import Progress, ReadyInfo, StopSignal, WorkerResult
+from mimesisbench.monitoring.live_stats import LiveTap
 from mimesisbench.run import lanes as lanes_mod
 from mimesisbench.run.clock import wall_to_monotonic_ns
-from mimesisbench.run.lanes import Lane, StopSignal
+from mimesisbench.run.lanes import Lane
 from mimesisbench.run.partition import PartitionPlan, lane_of, worker_expr
 from mimesisbench.run.phase1 import build_namespace
 from mimesisbench.run.schedule import event_paths, load_schedule, owner_columns
@@ -54,45 +57,18 @@ class WorkerSpec:
     #: attach per-tick aggregates (``LiveDelta``) to progress and result (``--metrics-port``)
     live_metrics: bool = False
 
-
-@dataclass(frozen=True)
-class ReadyInfo:
-    index: int
-    events: int
-    lanes: int
-    prepare_s: float
-    pid: int
-    host: str
-    #: how the lanes replay: ``python``, or ``native-<backend>-<version>`` (``run_native_lane``)
-    lane_impl: str = "python"
-
-
-@dataclass(frozen=True)
-class Progress:
-    index: int
-    issued: int
-    total: int
-    lag_ns: int
-    live: LiveDelta | None = None  # operations completed since the previous progress (live metrics)
-
-
-@dataclass(frozen=True)
-class WorkerResult:
-    """How a worker ended. ``status``: complete, stopped, drift, failed (crashed is the engine's)."""
-
-    index: int
-    status: str
-    message: str
-    total: int
-    issued: int
-    part_path: str | None
-    origin_monotonic_ns: int = 0
-    extra: dict[str, float] = field(default_factory=dict)
-    live: LiveDelta | None = None  # operations completed since the last progress (live metrics)
+    def relocated(self, *, schedule_dir: str | None = None, parts_dir: str | None = None) -> WorkerSpec:
+        """This spec with another schedule or parts directory (``jobs.JobSpec``)."""
+        return replace(
+            self,
+            schedule_dir=self.schedule_dir if schedule_dir is None else schedule_dir,
+            parts_dir=self.parts_dir if parts_dir is None else parts_dir,
+        )
 
 
 class Worker:
-    """One worker's replay (runtime object; built from a ``WorkerSpec``)."""
+    """One worker's replay (runtime object; built from a ``WorkerSpec``): the replay's
+    ``jobs.Job``, and its ``jobs.JobFactory`` (engines are given this class)."""
 
     def __init__(self, spec: WorkerSpec) -> None:
         self.spec = spec
@@ -101,6 +77,7 @@ class Worker:
         self.rows_: np.ndarray = np.zeros(0, dtype=np.int64)
         self.tap_: LiveTap | None = None
         self.runner_: NativeLaneRunner | None = None
+        self.origin_: int | None = None  # the barrier on this host's monotonic clock, once running
 
     # ------------------------------------------------------------------ prepare
 
@@ -175,6 +152,7 @@ class Worker:
             raise RuntimeError("prepare() first")
         backend = self.backend
         origin = wall_to_monotonic_ns(start_wall_ns)
+        self.origin_ = origin
         max_drift = lanes_mod.NO_LIMIT
         if self.spec.max_drift_ns is not None and self.spec.time_scale > 0:
             max_drift = int(self.spec.max_drift_ns)
@@ -289,6 +267,15 @@ class Worker:
             lag_ns=max((lane.lag_ns(now_rel) for lane in self.lanes_), default=0),
             live=None if self.tap_ is None else self.tap_.delta(origin, now_rel + origin),
         )
+
+    def current_progress(self) -> Progress | None:
+        """``progress`` since the barrier, or ``None`` before ``run`` (``jobs.Job``)."""
+        origin = self.origin_
+        return None if origin is None else self.progress(origin)
+
+    def last_due_ns(self) -> int:
+        """The last scheduled time after the barrier (ns) over every lane (0 before ``prepare``)."""
+        return max((int(lane.due_ns[-1]) for lane in self.lanes_ if len(lane)), default=0)
 
     def write_part(self, origin: int) -> Path:
         """Write what every lane recorded (a prefix of each lane), times relative to the barrier."""

@@ -1,0 +1,190 @@
+"""What a job (one worker's share of a run) and the layers around it exchange: plain records.
+
+This module sits at the bottom of the package (it imports nothing of ``mimesisbench``), so the
+layers that only move jobs around can share it without importing each other:
+
+* ``engine`` runs jobs (in processes, in Ray actors) and never imports the code of a job: it is
+  given a ``JobFactory`` (``run.worker.Worker`` for a replay) that builds the job from its spec;
+* ``monitoring`` reads the records jobs report (``Progress``, ``WorkerResult``, ``LiveDelta``);
+* ``run`` builds the specs, picks the factory and the engine.
+
+A job's life, as an engine drives it: ``job = factory(spec)``; ``job.prepare()`` returns a
+``ReadyInfo``; ``job.run(start_wall_ns, stop, on_progress)`` replays from the barrier and returns
+a ``WorkerResult``; meanwhile ``job.current_progress()`` may be asked from another thread. A
+``StopSignal`` stops it early; whatever it measured is kept in its part file.
+
+Nothing here runs at import time (``tighten_timer_slack`` is called by a worker process).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar, Union
+
+import numpy as np
+
+
+class StopSignal:
+    """Set once by whoever stops the worker first (coordinator, a late lane, a failing backend)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[], object]] = []
+        self.reason: str | None = None
+        self.message = ""
+
+    def set(self, reason: str, message: str = "") -> None:
+        with self._lock:
+            if self.reason is None:
+                self.reason, self.message = reason, message
+            listeners = list(self._listeners)
+        self._event.set()
+        for listener in listeners:
+            listener()
+
+    def add_listener(self, listener: Callable[[], object]) -> None:
+        """Call ``listener()`` when the signal is set (at once when it already is); native lanes
+        hear the stop this way (their flag's ``set``)."""
+        with self._lock:
+            self._listeners.append(listener)
+        if self._event.is_set():
+            listener()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+
+def tighten_timer_slack(slack_ns: int = 1000) -> bool:
+    """Ask Linux for precise sleeps in this process (``PR_SET_TIMERSLACK``; default 50 us).
+
+    Called once in a worker process, never at import; returns False where unsupported.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(29, ctypes.c_ulong(slack_ns), 0, 0, 0)) == 0  # 29 = PR_SET_TIMERSLACK
+    except (OSError, AttributeError):
+        return False
+
+
+@dataclass(frozen=True)
+class LiveDelta:
+    """One worker's operations completed since its previous delta (picklable, small).
+
+    ``keys`` (k, 2) int64: operation code and file type of each row (only rows with operations).
+    ``outcomes`` (k, n_outcomes) int64: operations per outcome code.
+    ``buckets`` (3, k, n_buckets) int64: per timing (``monitoring.live_stats.TIMINGS``),
+    non-cumulative bucket counts.
+    ``sums_ns`` (3, k) float64: per timing, the sum of the values (ns).
+    ``in_flight``: operations due by the time of the delta and not completed yet (outstanding
+    plus waiting behind a late lane); a gauge, not a delta.
+
+    Made by ``monitoring.live_stats`` in the worker, summed by ``monitoring.live_totals``.
+    """
+
+    keys: np.ndarray
+    outcomes: np.ndarray
+    buckets: np.ndarray
+    sums_ns: np.ndarray
+    in_flight: int = 0
+
+    @property
+    def operations(self) -> int:
+        return int(self.outcomes.sum())
+
+
+@dataclass(frozen=True)
+class ReadyInfo:
+    index: int
+    events: int
+    lanes: int
+    prepare_s: float
+    pid: int
+    host: str
+    #: how the lanes replay: ``python``, or ``native-<backend>-<version>`` (``run_native_lane``)
+    lane_impl: str = "python"
+
+
+@dataclass(frozen=True)
+class Progress:
+    index: int
+    issued: int
+    total: int
+    lag_ns: int
+    live: LiveDelta | None = None  # operations completed since the previous progress (live metrics)
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    """How a worker ended. ``status``: complete, stopped, drift, failed (crashed is the engine's)."""
+
+    index: int
+    status: str
+    message: str
+    total: int
+    issued: int
+    part_path: str | None
+    origin_monotonic_ns: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+    live: LiveDelta | None = None  # operations completed since the last progress (live metrics)
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """A worker that ended without a result (killed, out of memory, a bug in the process)."""
+
+    index: int
+    message: str
+
+
+#: what an engine reports while jobs run
+EngineEvent = Union[Progress, WorkerResult, Crashed]
+
+
+class JobSpec(Protocol):
+    """What an engine needs to know of a job's spec (picklable; sent to a process or an actor).
+
+    ``schedule_dir``: the directory of inputs the job reads (shipped to nodes that lack it);
+    ``parts_dir``: where the job writes its part file ``worker-<index>.npz``."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def schedule_dir(self) -> str: ...
+
+    @property
+    def parts_dir(self) -> str: ...
+
+    def relocated(self: SpecT, *, schedule_dir: str | None = None, parts_dir: str | None = None) -> SpecT:
+        """The same spec reading its inputs from, or writing its part file to, another directory
+        (a Ray actor uses a private copy of the schedule and a node-local part file)."""
+        ...
+
+
+SpecT = TypeVar("SpecT", bound=JobSpec)
+
+
+class Job(Protocol):
+    """One worker's job as an engine drives it (see the module docstring)."""
+
+    def prepare(self) -> ReadyInfo: ...
+
+    def run(
+        self, start_wall_ns: int, stop: StopSignal, on_progress: Callable[[Progress], None] | None = None
+    ) -> WorkerResult: ...
+
+    def current_progress(self) -> Progress | None:
+        """Progress since the barrier (``None`` before ``run`` started); safe from another thread."""
+        ...
+
+    def last_due_ns(self) -> int:
+        """The last scheduled time after the barrier (ns), known once prepared."""
+        ...
+
+
+#: builds a job from its spec (a module-level callable, e.g. a class: it is pickled by reference)
+JobFactory = Callable[[SpecT], Job]

@@ -16,7 +16,12 @@ from click.testing import CliRunner
 
 from mimesisbench.backends import safety
 from mimesisbench.cli.main import cli, main
-from mimesisbench.errors import ConfigError, EnvironmentProblem, RunIncomplete, SafetyError
+from mimesisbench.errors import (
+    ConfigError,
+    EnvironmentProblem,
+    RunIncomplete,
+    SafetyError,
+)
 from mimesisbench.hdfs.processes import ProcessRecord
 from mimesisbench.hdfs.site import Layout, Ports
 from mimesisbench.hdfs.state import ClusterState, write_state
@@ -81,11 +86,12 @@ def test_a_second_run_on_a_locked_base_is_refused(tmp_path: Path, capsys: pytest
     code, _, _ = _cli(_run_argv(schedule, base, runs), capsys)  # makes the base (and its lock file)
     assert code == 0 and (base / safety.LOCK_FILE).is_file()
     # another run holds the base: a separate process keeps the lock while this run tries
+    hold = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); fcntl.flock(fd, fcntl.LOCK_EX); "
+        "print('locked', flush=True); sys.stdin.read()"
+    )
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); fcntl.flock(fd, fcntl.LOCK_EX); "
-         "print('locked', flush=True); sys.stdin.read()",
-         str(base / safety.LOCK_FILE)],
+        [sys.executable, "-c", hold, str(base / safety.LOCK_FILE)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     try:
@@ -102,11 +108,22 @@ def test_a_second_run_on_a_locked_base_is_refused(tmp_path: Path, capsys: pytest
 
 def test_the_run_lock_is_exclusive_and_released(tmp_path: Path) -> None:
     path = str(tmp_path / "lock")
-    with RunLock(path, "the base"):
-        with pytest.raises(SafetyError, match=r"another mimesisbench run is using the base \(pid \d+\)"):
-            RunLock(path, "the base").acquire()
+    with RunLock(path, "the base"), pytest.raises(SafetyError, match=r"another mimesisbench run is using the base \(pid \d+\)"):
+        RunLock(path, "the base").acquire()
     with RunLock(path, "the base"):
         pass
+
+
+def test_a_run_without_a_local_base_locks_its_output_folder(tmp_path: Path) -> None:
+    from mimesisbench.backends.memory import MemoryBackend
+
+    class Remote(MemoryBackend):  # a shared namespace without a local base directory (like hdfs)
+        process_local = False
+
+    config = RunConfig(schedule="s", backend="memory", out=str(tmp_path / "runs"))
+    with coordinator._run_lock(Remote("memory"), config), pytest.raises(SafetyError, match="run folder"):
+        coordinator._run_lock(Remote("memory"), config).__enter__()
+    assert list((tmp_path / "runs").iterdir()) == []  # no lock file among the run directories
 
 
 def test_safety_keeps_the_lock_file_among_its_own() -> None:
@@ -127,14 +144,14 @@ def readonly_dir(tmp_path: Path) -> Any:
         finally:
             path.chmod(0o755)
         return
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], capture_output=True, check=False).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         (path / "old").write_text("x")
         subprocess.run(["mount", "-o", "remount,ro", str(path)], check=True, capture_output=True)
         yield path
     finally:
-        subprocess.run(["umount", str(path)], capture_output=True)
+        subprocess.run(["umount", str(path)], capture_output=True, check=False)
 
 
 def test_reuse_skip_phase1_on_a_read_only_base_is_a_clear_refusal(
@@ -245,7 +262,7 @@ def test_a_tiny_tmpfs_output_ends_with_exit_6_and_no_traceback(tmp_path: Path) -
         pytest.skip("mounting a tmpfs needs root")
     runs = tmp_path / "runs"
     runs.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(runs)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(runs)], capture_output=True, check=False).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         schedule = workload(tmp_path / "s", files_per_type=1500, span_us=1_000)
@@ -253,7 +270,7 @@ def test_a_tiny_tmpfs_output_ends_with_exit_6_and_no_traceback(tmp_path: Path) -
         done = subprocess.run(
             [sys.executable, "-m", "mimesisbench", "run", str(schedule), "-b", "null", "-q", "-o", str(runs),
              "--time-scale", "0", "--workers", "1"],
-            capture_output=True, text=True, env=env, timeout=300,
+            capture_output=True, text=True, env=env, timeout=300, check=False,
         )
         assert done.returncode == 6, done.stderr
         assert "run incomplete" in done.stderr and "Traceback" not in done.stderr + done.stdout
@@ -267,7 +284,7 @@ def test_a_tiny_tmpfs_output_ends_with_exit_6_and_no_traceback(tmp_path: Path) -
         manifest = json.loads((run_dir / rundir.MANIFEST).read_text())
         assert manifest["status"] == "failed" and "No space left on device" in manifest["message"]
     finally:
-        subprocess.run(["umount", str(runs)], capture_output=True)
+        subprocess.run(["umount", str(runs)], capture_output=True, check=False)
 
 
 def _src_path() -> str:

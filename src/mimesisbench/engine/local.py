@@ -34,7 +34,13 @@ from typing import Any
 from mimesisbench.engine.base import Crashed, EngineEvent
 from mimesisbench.errors import BackendError, MimesisError
 from mimesisbench.run.lanes import StopSignal, tighten_timer_slack
-from mimesisbench.run.worker import ReadyInfo, Worker, WorkerResult, WorkerSpec
+from mimesisbench.run.worker import (
+    Progress,
+    ReadyInfo,
+    Worker,
+    WorkerResult,
+    WorkerSpec,
+)
 
 #: ``prctl`` option: the signal this process gets when its parent ends
 _PR_SET_PDEATHSIG = 1
@@ -122,7 +128,11 @@ def _process_main(conn: Connection, spec: WorkerSpec) -> None:
         send(("done", WorkerResult(spec.index, "stopped", "stopped before the start", ready.events, 0, None)))
         return
     state.replaying = True
-    result = worker.run(state.start_wall_ns, stop, on_progress=lambda p: send(("progress", p)))
+
+    def on_progress(progress: Progress) -> None:
+        send(("progress", progress))
+
+    result = worker.run(state.start_wall_ns, stop, on_progress=on_progress)
     send(("done", result))
 
 

@@ -14,7 +14,6 @@ run from the side (JMX sampling, live metrics) is a ``run.probes.Probe``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import logging
 import shutil
@@ -174,13 +173,12 @@ def _run_lock(backend: Backend, config: RunConfig) -> contextlib.AbstractContext
     path = backend.lock_path()
     if path is not None:
         return RunLock(path, f"the base directory of {config.backend}")
-    out = Path(config.out)  # no local base: lock in the run root, one lock file per backend URL
+    out = Path(config.out)  # no local base: lock the run root itself (no file is made in it)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--output: cannot create {out}: {exc.strerror}") from None
-    key = hashlib.sha256(config.backend.encode()).hexdigest()[:16]
-    return RunLock(str(out / f".mimesisbench-{key}.lock"), f"the backend {config.backend}")
+    return RunLock(str(out), f"the run folder {out} (for a backend without a local base directory)", directory=True)
 
 
 def _drift_message(result: WorkerResult, config: RunConfig) -> str:

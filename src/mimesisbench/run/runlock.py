@@ -6,6 +6,7 @@ deletes as hundreds of failed operations, and both would look complete. The coor
 written; a second run finds the lock held and is refused (``SafetyError``, exit 5). The kernel
 drops the lock when the holder's process ends, however it ends, so a crashed run never leaves a
 stale lock behind (the file itself stays; it holds the holder's pid, for the message only).
+``RunLock(directory, what, directory=True)`` locks a directory itself (no file is made).
 """
 
 from __future__ import annotations
@@ -18,16 +19,21 @@ from mimesisbench.errors import SafetyError
 
 
 class RunLock:
-    """``with RunLock(path, what):`` holds an exclusive lock on ``path`` (created if missing)."""
+    """``with RunLock(path, what):`` holds an exclusive lock on ``path`` (a file, created if
+    missing, or with ``directory=True`` an existing directory)."""
 
-    def __init__(self, path: str, what: str) -> None:
+    def __init__(self, path: str, what: str, *, directory: bool = False) -> None:
         self.path = path
         self.what = what
+        self.directory = directory
         self._fd: int | None = None
 
     def acquire(self) -> RunLock:
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            if self.directory:
+                fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            else:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             raise SafetyError(f"cannot open the run lock {self.path} ({exc.strerror})") from None
         try:
@@ -42,11 +48,12 @@ class RunLock:
         except OSError as exc:
             os.close(fd)
             raise SafetyError(f"cannot lock {self.path} ({exc.strerror})") from None
-        try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-        except OSError:
-            pass  # the pid is only for the message; the lock is what counts
+        if not self.directory:
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError:
+                pass  # the pid is only for the message; the lock is what counts
         self._fd = fd
         return self
 

@@ -22,7 +22,7 @@ import ctypes
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar, Union
+from typing import Any, Protocol, TypeVar, Union
 
 import numpy as np
 
@@ -130,6 +130,9 @@ class WorkerResult:
     origin_monotonic_ns: int = 0
     extra: dict[str, float] = field(default_factory=dict)
     live: LiveDelta | None = None  # operations completed since the last progress (live metrics)
+    #: the samples themselves (the arrays of a part file, by column) when the part file could not be
+    #: written (a full disk): the coordinator writes them with the rest, or keeps what it can
+    samples: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

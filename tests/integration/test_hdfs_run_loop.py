@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -33,8 +32,14 @@ def looped(local_hdfs, tmp_path_factory):  # type: ignore[no-untyped-def]
     schedule = work / "schedule"
     done = _cli("generate", "demo", "--scale-files", "0.2", "--time-scale", "0.02", "--seed", "4", "-o", str(schedule))
     assert done.returncode == 0, done.stderr
-    done = _cli("run", str(schedule), "--backend", f"{local_hdfs.url}{BASE}", "--jmx", local_hdfs.jmx_url,
-                "--jmx-interval", "0.5s", "--max-drift", "off", "--out", str(work / "runs"), "-q")
+    # `hdfs up` on the running cluster returns at once and says which --jmx a run should use
+    up = _cli("hdfs", "up", "--workdir", str(local_hdfs.workdir))
+    assert up.returncode == 0, up.stderr
+    (run_with,) = [line for line in up.stdout.splitlines() if line.startswith("run with")]
+    printed_jmx = run_with.split("--jmx ", 1)[1].strip()
+    # no --jmx: the run finds the cluster's HTTP port in its state file (not :9870)
+    done = _cli("run", str(schedule), "--backend", f"{local_hdfs.url}{BASE}", "--hdfs-workdir", str(local_hdfs.workdir),
+                "--jmx-interval", "0.5s", "--max-drift", "off", "--output", str(work / "runs"), "-q")
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir = next((work / "runs").iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -47,7 +52,8 @@ def looped(local_hdfs, tmp_path_factory):  # type: ignore[no-untyped-def]
     )
     trace = work / "replay-trace.csv"
     replay.write_csv(trace)
-    return {"schedule": schedule, "run_dir": run_dir, "trace": trace, "replay": replay}
+    return {"schedule": schedule, "run_dir": run_dir, "trace": trace, "replay": replay, "printed_jmx": printed_jmx,
+            "http_port": local_hdfs.http_port}
 
 
 def test_the_run_completes_and_records_the_namenode_jmx_series(looped) -> None:  # type: ignore[no-untyped-def]
@@ -59,6 +65,10 @@ def test_the_run_completes_and_records_the_namenode_jmx_series(looped) -> None: 
     server = pl.read_parquet(looped["run_dir"] / "server_timeseries.parquet")
     assert server.height >= 3
     assert any(c.startswith("jmx_") for c in server.columns)
+    manifest = json.loads((looped["run_dir"] / "manifest.json").read_text())
+    expected = f"http://127.0.0.1:{looped['http_port']}/jmx"
+    assert manifest["server_metrics"]["jmx"] == expected == looped["printed_jmx"]
+    assert not [w for w in manifest["warnings"] if "JMX" in w]
 
 
 def test_the_namenode_saw_exactly_what_the_schedule_says(looped) -> None:  # type: ignore[no-untyped-def]

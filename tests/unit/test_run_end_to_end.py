@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from mimesisbench.backends.memory import MemoryBackend
-from mimesisbench.errors import ConfigError
+from mimesisbench.errors import SafetyError
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import RunReport, run_benchmark
@@ -122,9 +122,11 @@ def test_posix_run_really_creates_and_deletes(tmp_path: Path) -> None:
     assert (base / "m0.r1").is_dir() and not (base / "m0").exists()
     manifest = json.loads((report.run_dir / rundir.MANIFEST).read_text())
     assert manifest["backend"]["fs_type"] != "" and manifest["phase1"]["files_created"] == pre.height
-    # the namespace was used: the same base is refused for a second replay of this schedule
-    with pytest.raises(ConfigError, match="fresh base"):
+    # the namespace was used: the same base is refused for a second replay of this schedule, as a
+    # safety problem (exit 5), and the refused run leaves no run directory behind
+    with pytest.raises(SafetyError, match="fresh base"):
         _run(tmp_path, schedule, f"posix:{base}")
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == [report.run_dir.name]
 
 
 def test_null_backend_issues_in_schedule_order(tmp_path: Path) -> None:

@@ -7,13 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.backends.posix import PosixBackend
 from mimesisbench.backends.registry import backend_class, open_backend
-from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
 from mimesisbench.run.config import RunConfig
-from mimesisbench.run.coordinator import _phase1
-from mimesisbench.run.phase1 import build_namespace, marker_text, read_marker_state
+from mimesisbench.run.coordinator import _phase1, _phase1_plan
+from mimesisbench.run.phase1 import (
+    Phase1Report,
+    build_namespace,
+    marker_text,
+    read_marker_state,
+)
 from mimesisbench.run.schedule import load_schedule, namespace_paths
 from tests.unit.test_run_schedules import workload
 
@@ -46,15 +51,19 @@ def test_marker_skips_an_untouched_namespace_and_refuses_a_used_one(tmp_path: Pa
     backend = _posix(tmp_path)
     config = RunConfig(schedule=str(sched.root), backend=backend.url, out=str(tmp_path / "runs"))
     warnings: list[str] = []
-    built = _phase1(backend, sched, config, None, False, warnings)
+
+    def phase1(cfg: RunConfig) -> Phase1Report:
+        return _phase1(backend, sched, cfg, _phase1_plan(backend, sched, cfg, warnings), None, False)
+
+    built = phase1(config)
     assert not built.skipped and read_marker_state(backend, sched.namespace_hash()) == "ready"
-    skipped = _phase1(backend, sched, config, None, False, warnings)
+    skipped = phase1(config)
     assert skipped.skipped and "marker" in skipped.reason
     backend.write_marker(marker_text(sched.namespace_hash(), "used"))
-    with pytest.raises(ConfigError, match="fresh base"):
-        _phase1(backend, sched, config, None, False, warnings)
+    with pytest.raises(SafetyError, match="fresh base"):  # exit 5 (safety), not a bad option
+        phase1(config)
     reuse = RunConfig(schedule=str(sched.root), backend=backend.url, out=str(tmp_path / "runs"), reuse=True)
-    assert not _phase1(backend, sched, reuse, None, False, warnings).skipped and warnings
+    assert not phase1(reuse).skipped and warnings
     other = load_schedule(workload(tmp_path / "s2", files_per_type=3))
     assert read_marker_state(backend, other.namespace_hash()) is None  # another schedule: no match
     assert json.loads(backend.read_marker() or "{}")["namespace_hash"] == sched.namespace_hash()

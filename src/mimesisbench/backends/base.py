@@ -18,7 +18,7 @@ every return value) and raises on failure:
   and the run ends incomplete.
 
 Blocking backends implement the synchronous methods; the worker runs them on a pool of threads
-("lanes"). A backend whose client is asynchronous (a future HDFS client) sets ``is_async`` and
+("lanes"). A backend whose client is asynchronous (the HDFS backend, ``hdfs-native``) sets ``is_async`` and
 implements ``aio_<op>`` coroutines as well (the synchronous methods stay: setup and phase 1 use
 them); the worker then runs its lanes as asyncio tasks. Both
 variants share everything else (paths, recording, pacing, drift control).
@@ -135,7 +135,7 @@ class NativeLaneRunner:
 class Backend(ABC):
     """A system under test. Subclasses implement the eight operations (sync or async)."""
 
-    #: URL scheme this class serves (``posix``, ``memory``, ``null``, later ``hdfs``)
+    #: URL scheme this class serves (``posix``, ``memory``, ``null``, ``hdfs``)
     scheme: ClassVar[str] = ""
     #: exception types that mean "this operation failed" (counted), not "the backend is broken"
     op_errors: ClassVar[tuple[type[BaseException], ...]] = (OSError,)
@@ -184,6 +184,11 @@ class Backend(ABC):
 
     def write_marker(self, text: str) -> None:  # noqa: B027 - optional hook
         """Record that phase 1 completed for a schedule (``text`` holds its hash)."""
+
+    def lock_path(self) -> str | None:
+        """A local file the coordinator holds an exclusive ``flock`` on for the whole run, so two
+        runs never share one base (None: the coordinator locks in the run root instead)."""
+        return None
 
     def verify_namespace(self, rel_dirs: list[str]) -> None:  # noqa: B027 - optional hook
         """Before phase 2: check the tree is safe to work in (raise ``SafetyError`` if not)."""

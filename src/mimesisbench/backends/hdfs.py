@@ -190,7 +190,7 @@ class HdfsBackend(Backend):
     scheme: ClassVar[str] = "hdfs"
     is_async: ClassVar[bool] = True
     default_concurrency: ClassVar[int] = 64
-    phase1_concurrency: ClassVar[int] = 64  # measured: 64 threads build the Yahoo namespace at 3,381 files/s
+    phase1_concurrency: ClassVar[int] = 64  # bench_yahoo_phase1_hdfs.py; figure in the README's table
     thread_safe: ClassVar[bool] = True
 
     def __init__(self, url: str) -> None:
@@ -446,9 +446,9 @@ class HdfsBackend(Backend):
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
 
-    # hdfs-native's async listing yields one entry per awaited future (~0.1 ms each: 18 times
-    # slower than the blocking iterator for 1000 entries), so listings run the blocking client
-    # on a small thread pool; the RPCs (getListing) are the same.
+    # hdfs-native's async listing yields one entry per awaited future (much slower than the
+    # blocking iterator; figure in the README's table), so listings run the blocking client on
+    # a small thread pool; the RPCs (getListing) are the same.
 
     def _list_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:

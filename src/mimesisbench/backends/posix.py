@@ -32,7 +32,7 @@ import polars as pl
 
 from mimesisbench.backends import safety
 from mimesisbench.backends.base import Backend, NativeLaneRunner, SyncOp
-from mimesisbench.errors import ConfigError
+from mimesisbench.errors import ConfigError, SafetyError
 from mimesisbench.native import native_module
 from mimesisbench.synth.format import OpCode
 
@@ -100,9 +100,15 @@ class PosixBackend(Backend):
     def write_marker(self, text: str) -> None:
         target = os.path.join(self.base, safety.NAMESPACE_MARKER)
         tmp = target + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise SafetyError(f"cannot write the namespace marker into the base directory {self.base}: {exc.strerror}") from None
+
+    def lock_path(self) -> str | None:
+        return os.path.join(self.base, safety.LOCK_FILE)
 
     def describe(self) -> dict[str, Any]:
         return {"scheme": self.scheme, "url": self.url, "base": self.base, "fs_type": fs_type(self.base)}

@@ -1,4 +1,4 @@
-"""Backends by URL: ``posix:/some/dir``, ``memory``, ``null``, later ``hdfs://host:port/dir``.
+"""Backends by URL: ``posix:/some/dir``, ``hdfs://host:port/dir``, ``memory``, ``null``.
 
 The URL is a backend's whole configuration, so every worker process (or a remote actor) opens
 its own instance from the same string. Third-party and test backends are named by import path:
@@ -46,7 +46,7 @@ def _load(target: str, url: str) -> type[Backend]:
 def backend_class(url: str) -> type[Backend]:
     """The class serving ``url`` (raises ``ConfigError`` for an unknown scheme)."""
     if not url or not url.strip():
-        raise ConfigError("no backend given (use posix:/dir, memory or null)")
+        raise ConfigError("no backend given (use posix:/dir, hdfs://host:port/dir, memory or null)")
     scheme = scheme_of(url)
     if scheme == "py":
         target = url.split(":", 1)[1].split("?", 1)[0]

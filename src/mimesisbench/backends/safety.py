@@ -28,6 +28,8 @@ from mimesisbench.errors import SafetyError
 OWNER_MARKER = ".mimesisbench-base"
 #: written after phase 1 completed: holds the schedule's namespace hash
 NAMESPACE_MARKER = ".mimesisbench-namespace.json"
+#: held (``flock``) by the run working in the base directory (``run.runlock``)
+LOCK_FILE = ".mimesisbench-lock"
 
 _BAD_COMPONENT = r"(^|/)(\.|\.\.)?(/|$)"
 
@@ -114,11 +116,22 @@ def prepare_base(base_real: str, *, reuse: bool) -> bool:
         _mark_owner(path)
         return True
     if OWNER_MARKER in names or reuse:
+        check_writable(base_real)
         return False
     raise SafetyError(
         f"the base directory {base_real} is not empty and was not created by mimesisbench "
         f"(found e.g. {sorted(names)[0]!r}); give an empty or new directory, or --reuse to work in it anyway"
     )
+
+
+def check_writable(base_real: str) -> None:
+    """Refuse a base directory this process cannot write into (read-only mount, permissions):
+    every run writes its markers there, and phase 2 creates, renames and deletes below it."""
+    if not os.access(base_real, os.W_OK | os.X_OK):
+        raise SafetyError(
+            f"the base directory {base_real} is not writable (read-only file system or permissions); "
+            "a run writes its markers there and creates files below it"
+        )
 
 
 def _mark_owner(path: Path) -> None:

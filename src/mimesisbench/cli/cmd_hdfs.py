@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from mimesisbench.cli.options import HiddenAliasOption
+from mimesisbench.errors import EnvironmentProblem
 from mimesisbench.hdfs.cluster import LocalHdfs
 from mimesisbench.hdfs.config import DEFAULT_WORKDIR, LocalHdfsConfig, parse_settings
 from mimesisbench.hdfs.jars import DEFAULT_HADOOP_VERSION, ensure_jars
@@ -86,6 +88,7 @@ def up(
     click.echo(f"jmx        {cluster.jmx_url}")
     click.echo(f"web        {cluster.http_url}")
     click.echo(f"workdir    {cluster.workdir}")
+    click.echo(f"run with   --backend {cluster.url}/bench --jmx {cluster.jmx_servlet_url}")
 
 
 @hdfs.command("down")
@@ -103,8 +106,14 @@ def down(workdir: Path) -> None:
 @_workdir_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def status(workdir: Path, as_json: bool) -> None:
-    """Running or stopped, where to reach it, which processes."""
-    report = _cluster(workdir).status()
+    """Running or stopped, where to reach it, which processes (exit 7 when no cluster was ever
+    started in WORKDIR)."""
+    cluster = _cluster(workdir)
+    if not cluster.has_state():
+        raise EnvironmentProblem(
+            f"no HDFS cluster in {cluster.workdir} (no state file); start one with `mimesisbench hdfs up --workdir {workdir}`"
+        )
+    report = cluster.status()
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
         return
@@ -147,7 +156,13 @@ def save_namespace(workdir: Path) -> None:
     help="Offline image viewer processor.",
 )
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="File to write."
+    "-o",
+    "--output",
+    cls=HiddenAliasOption,
+    hidden_aliases=("--out",),
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="File to write.",
 )
 def dump_image(workdir: Path, fmt: str, output: Path) -> None:
     """Write the newest fsimage as Delimited (TSV) or XML with the offline image viewer."""

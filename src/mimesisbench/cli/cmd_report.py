@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from mimesisbench.cli.options import output_option
 from mimesisbench.errors import ConfigError
 
 
@@ -41,7 +42,7 @@ def _json_default(value: object) -> Any:
 
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="Folder receiving index.html and figures/.")
+@output_option("out", type=click.Path(path_type=Path), required=True, help="Folder receiving index.html and figures/.")
 @click.option("--title", default=None, help="Page title (default: the run id or the number of runs).")
 @click.option("--max-points", type=int, default=900, show_default=True, help="Most points per time series (bins widen to fit).")
 def report_command(run_dirs: tuple[Path, ...], out: Path, title: str | None, max_points: int) -> None:
@@ -63,8 +64,8 @@ def report_command(run_dirs: tuple[Path, ...], out: Path, title: str | None, max
 
 @click.command("compare")
 @click.argument("positional", nargs=-1, type=click.Path(path_type=Path), metavar="[BASELINE CONTENDER]")
-@click.option("--baseline", "-a", "baseline", multiple=True, type=click.Path(path_type=Path), help="A baseline run (repeatable).")
-@click.option("--contender", "-b", "contender", multiple=True, type=click.Path(path_type=Path), help="A contender run (repeatable).")
+@click.option("--baseline", "baseline", multiple=True, type=click.Path(path_type=Path), help="A baseline run (repeatable).")
+@click.option("--contender", "contender", multiple=True, type=click.Path(path_type=Path), help="A contender run (repeatable).")
 @click.option("--op", "ops", multiple=True, help="Show only these operations (repeatable; 'all' for the total).")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
 @click.option("--bootstrap", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")

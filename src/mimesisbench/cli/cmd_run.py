@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from mimesisbench.cli.options import output_option
 from mimesisbench.errors import ConfigError
+from mimesisbench.run.config import MAX_CONCURRENCY, MAX_WORKERS
 from mimesisbench.units import parse_duration_ms
 
 #: the demo replays the built-in profile accelerated to about this long
@@ -41,10 +43,20 @@ def _report(console: Console, report: object) -> None:
 
 @click.command("run")
 @click.argument("schedule", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--backend", "-b", required=True, help="posix:/dir, memory or null (later hdfs://host:port/dir).")
-@click.option("--workers", type=int, default=None, help="Split all types over N workers (default: one per file type).")
-@click.option("--concurrency", type=int, default=None, help="Lanes (threads/tasks) per worker (default: the backend's).")
-@click.option("--out", "-o", default="runs", show_default=True, help="Folder that receives the run directory.")
+@click.option("--backend", "-b", required=True, help="posix:/dir, hdfs://host:port/dir, memory or null.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, MAX_WORKERS),
+    default=None,
+    help=f"Split all types over N worker processes, 1..{MAX_WORKERS} (default: one per file type).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, MAX_CONCURRENCY),
+    default=None,
+    help=f"Lanes (threads/tasks) per worker, 1..{MAX_CONCURRENCY} (default: the backend's).",
+)
+@output_option("out", default="runs", show_default=True, help="Folder that receives the run directory.")
 @click.option("--max-drift", default="2s", show_default=True, help="Stop when a worker is this far behind (or 'off').")
 @click.option("--reuse", is_flag=True, help="Work in a non-empty base directory not created by mimesisbench.")
 @click.option("--skip-phase1", is_flag=True, help="Assume the namespace exists (do not build it).")
@@ -77,10 +89,17 @@ def _report(console: Console, report: object) -> None:
 @click.option(
     "--jmx",
     default=None,
-    help="NameNode JMX URL sampled into server_timeseries.parquet (default for hdfs:// backends: "
+    help="NameNode JMX URL sampled into server_timeseries.parquet (default for hdfs:// backends: the "
+    "cluster `mimesisbench hdfs up` started in --hdfs-workdir when the backend names it, else "
     "http://HOST:9870/jmx; 'off' to disable).",
 )
 @click.option("--jmx-interval", default="1s", show_default=True, help="JMX sampling interval.")
+@click.option(
+    "--hdfs-workdir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Workdir of a cluster started by `mimesisbench hdfs up` (default: its default), for the JMX URL.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def run_command(
     schedule: Path,
@@ -100,6 +119,7 @@ def run_command(
     metrics_linger: str,
     jmx: str | None,
     jmx_interval: str,
+    hdfs_workdir: str | None,
     quiet: bool,
 ) -> None:
     """Replay SCHEDULE against a backend: phase 1 builds the namespace, phase 2 replays in real time."""
@@ -124,6 +144,7 @@ def run_command(
         metrics_linger_s=parse_duration_ms(metrics_linger, option="--metrics-linger") / 1000.0,
         jmx=jmx,
         jmx_interval_s=parse_duration_ms(jmx_interval, option="--jmx-interval") / 1000.0,
+        hdfs_workdir=hdfs_workdir,
     )
     console = _console()
     report = run_benchmark(config, console=console, show_progress=not quiet)
@@ -139,19 +160,18 @@ def demo_time_scale(window_ms: int, target_ms: int = DEMO_TARGET_MS) -> float:
 
 
 @click.command("demo")
-@click.option("--out", "-o", default="runs", show_default=True, help="Folder that receives the run directory.")
+@output_option("out", default="runs", show_default=True, help="Folder that receives the run directory.")
 @click.option("--keep", is_flag=True, help="Keep the temporary base directory and schedule afterwards.")
 @click.option("--seed", type=int, default=2014, show_default=True, help="Seed of the generated schedule.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def demo_command(out: str, keep: bool, seed: int, quiet: bool) -> None:
     """Zero configuration: the built-in demo profile, about a minute, on a temporary local directory."""
+    import json
     from importlib import resources
 
     from mimesisbench.profile.io import profile_from_dict
     from mimesisbench.run.config import RunConfig
     from mimesisbench.run.coordinator import raise_if_incomplete, run_benchmark
-
-    import json
 
     console = _console()
     text = resources.files("mimesisbench").joinpath("data/demo_profile.json").read_text(encoding="utf-8")

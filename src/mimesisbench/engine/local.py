@@ -8,17 +8,27 @@ Messages, worker -> coordinator: ``("ready", ReadyInfo)``, ``("prepare_failed", 
 ``("progress", Progress)``, ``("done", WorkerResult)``. Coordinator -> worker: ``("start",
 wall_ns)``, ``("stop",)``. Workers ignore SIGINT: Ctrl-C reaches the coordinator, which stops
 them through their pipes so they can write what they measured.
+
+Signals and a vanished coordinator: SIGTERM to a worker that is replaying stops it like a stop
+message (it writes what it measured and reports); before the replay it simply exits. A worker
+notices that the coordinator is gone (killed with SIGKILL, say) through the end of its pipe
+and, while it is still preparing, through ``PR_SET_PDEATHSIG`` (its parent, the forkserver,
+ends with the coordinator): it stops, keeps its part file, and exits quietly (a message to a
+closed pipe is dropped, never a traceback), so no worker outlives its run.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import signal
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from types import FrameType
 from typing import Any, Generic
 
 from mimesisbench.errors import BackendError, MimesisError
@@ -26,6 +36,7 @@ from mimesisbench.jobs import (
     Crashed,
     EngineEvent,
     JobFactory,
+    Progress,
     ReadyInfo,
     SpecT,
     StopSignal,
@@ -33,17 +44,76 @@ from mimesisbench.jobs import (
     tighten_timer_slack,
 )
 
+#: ``prctl`` option: the signal this process gets when its parent ends
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(signum: int) -> bool:
+    """Ask Linux to send ``signum`` when the parent process ends (False where unsupported)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signum), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@dataclass
+class _WorkerState:
+    """What the worker process's threads and its SIGTERM handler share."""
+
+    replaying: bool = False
+    start_wall_ns: int | None = None
+    coordinator_gone: bool = False
+
 
 def _process_main(conn: Connection, factory: JobFactory[SpecT], spec: SpecT) -> None:
     """The body of a worker process: build the job from its spec, prepare, run at the start."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    state = _WorkerState()
+    stop = StopSignal()
+    begin = threading.Event()  # the start (or a stop before it) arrived, or the coordinator is gone
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        if state.replaying:
+            stop.set("stopped", "terminated (SIGTERM)")  # ends the lanes; the samples are written
+        else:
+            raise SystemExit(0)  # nothing measured yet: just go (multiprocessing exits quietly)
+
+    signal.signal(signal.SIGTERM, on_term)
+    _die_with_parent(signal.SIGTERM)
     tighten_timer_slack()
     send_lock = threading.Lock()
 
-    def send(message: tuple[Any, ...]) -> None:
+    def send(message: tuple[Any, ...]) -> bool:
         with send_lock:
-            conn.send(message)
+            if state.coordinator_gone:
+                return False
+            try:
+                conn.send(message)
+                return True
+            except (OSError, ValueError):  # BrokenPipeError: nobody listens any more
+                state.coordinator_gone = True
+                stop.set("stopped", "the coordinator went away")
+                return False
 
+    def listen() -> None:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                state.coordinator_gone = True
+                stop.set("stopped", "the coordinator went away")
+                begin.set()
+                return
+            if msg[0] == "start" and not begin.is_set():
+                state.start_wall_ns = int(msg[1])
+                begin.set()
+                continue
+            stop.set("stopped", "stopped by the coordinator")
+            begin.set()
+            return
+
+    threading.Thread(target=listen, name="listener", daemon=True).start()
     try:
         worker = factory(spec)
         ready = worker.prepare()
@@ -53,29 +123,18 @@ def _process_main(conn: Connection, factory: JobFactory[SpecT], spec: SpecT) -> 
     except Exception as exc:  # noqa: BLE001 - reported to the coordinator with its type
         send(("prepare_failed", spec.index, f"{type(exc).__name__}: {exc}"))
         return
-    send(("ready", ready))
-    try:
-        message = conn.recv()
-    except EOFError:
+    if not send(("ready", ready)):
         return
-    if message[0] != "start":
+    begin.wait()
+    if state.start_wall_ns is None or stop.is_set():
         send(("done", WorkerResult(spec.index, "stopped", "stopped before the start", ready.events, 0, None)))
         return
-    stop = StopSignal()
+    state.replaying = True
 
-    def listen() -> None:
-        while True:
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                stop.set("stopped", "the coordinator went away")
-                return
-            if msg[0] == "stop":
-                stop.set("stopped", "stopped by the coordinator")
-                return
+    def on_progress(progress: Progress) -> None:
+        send(("progress", progress))
 
-    threading.Thread(target=listen, name="listener", daemon=True).start()
-    result = worker.run(int(message[1]), stop, on_progress=lambda p: send(("progress", p)))
+    result = worker.run(state.start_wall_ns, stop, on_progress=on_progress)
     send(("done", result))
 
 

@@ -26,7 +26,13 @@ from mimesisbench.hdfs.java import (
     require_java,
 )
 from mimesisbench.hdfs.ports import choose_ports
-from mimesisbench.hdfs.probes import FS_STATE_QUERY, NameNodeHealth, jmx_url, namenode_health, port_open
+from mimesisbench.hdfs.probes import (
+    FS_STATE_QUERY,
+    NameNodeHealth,
+    jmx_url,
+    namenode_health,
+    port_open,
+)
 from mimesisbench.hdfs.processes import ProcessRecord, Started, start_daemon, stop
 from mimesisbench.hdfs.site import HOST, Layout, Ports, write_site_files
 from mimesisbench.hdfs.state import ClusterState, read_state, write_state
@@ -114,6 +120,15 @@ class LocalHdfs:
     @property
     def jmx_url(self) -> str:
         return jmx_url(HOST, self.http_port, FS_STATE_QUERY)
+
+    @property
+    def jmx_servlet_url(self) -> str:
+        """The JMX servlet (no query): what ``mimesisbench run --jmx`` samples."""
+        return f"http://{HOST}:{self.http_port}/jmx"
+
+    def has_state(self) -> bool:
+        """True when ``up`` ever ran in this working directory (its state file exists)."""
+        return self.layout.state_file.is_file()
 
     # ----------------------------------------------------------------- lifecycle
     def up(self) -> LocalHdfs:

@@ -380,13 +380,45 @@ class JmxSampler:
 JMX_OFF = frozenset({"off", "none", "no", ""})
 
 
-def sampler_for_run(backend_url: str, jmx: str | None = None, interval_s: float = 1.0) -> JmxSampler | None:
-    """The sampler a run should use: ``jmx`` (a URL, or ``off``) overrides the URL derived from
-    an ``hdfs://host:port`` backend (``http://host:9870/jmx``); None when there is nothing to
-    sample (sampling off, or not an HDFS backend and no URL given)."""
+def managed_jmx_url(backend_url: str, workdir: str | Path | None = None) -> str | None:
+    """The JMX URL of the cluster ``mimesisbench hdfs up`` started in ``workdir`` (default
+    ``.mimesisbench/hdfs``) when ``backend_url`` names it (a loopback host and the RPC port its
+    state file records); None otherwise (no such cluster, another NameNode, not hdfs://)."""
+    from mimesisbench.errors import MimesisError
+    from mimesisbench.hdfs.config import DEFAULT_WORKDIR
+    from mimesisbench.hdfs.site import HOST, Layout
+    from mimesisbench.hdfs.state import read_state
+
+    parts = urllib.parse.urlsplit(backend_url.strip())
+    if parts.scheme.lower() != "hdfs" or (parts.hostname or "") not in LOOPBACK_HOSTS:
+        return None
+    rpc_port = rpc_port_of(backend_url)
+    if rpc_port is None:
+        return None
+    try:
+        state = read_state(Layout(Path(workdir if workdir is not None else DEFAULT_WORKDIR).resolve()).state_file)
+    except (MimesisError, OSError):
+        return None
+    if state is None or state.ports.rpc != rpc_port:
+        return None
+    return f"http://{HOST}:{state.ports.http}/jmx"
+
+
+#: host names that reach a cluster bound to 127.0.0.1 (as ``mimesisbench hdfs up`` binds it)
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost"})
+
+
+def sampler_for_run(
+    backend_url: str, jmx: str | None = None, interval_s: float = 1.0, hdfs_workdir: str | Path | None = None
+) -> JmxSampler | None:
+    """The sampler a run should use: ``jmx`` (a URL, or ``off``) overrides the derived URL; for
+    an ``hdfs://`` backend that is the cluster ``mimesisbench hdfs up`` started in
+    ``hdfs_workdir`` (its HTTP port, from the state file) when the backend names it, else
+    ``http://host:9870/jmx``; None when there is nothing to sample (sampling off, or not an
+    HDFS backend and no URL given)."""
     if jmx is not None and jmx.strip().lower() in JMX_OFF:
         return None
-    url = jmx if jmx is not None else jmx_url_for_backend(backend_url)
+    url = jmx if jmx is not None else (managed_jmx_url(backend_url, hdfs_workdir) or jmx_url_for_backend(backend_url))
     if url is None:
         return None
     return JmxSampler(url, interval_s=interval_s, rpc_port=rpc_port_of(backend_url))

@@ -10,6 +10,12 @@ from typing import Any
 from mimesisbench.engine.ray_address import parse_engine
 from mimesisbench.errors import ConfigError
 
+#: most worker processes (or actors) one run starts: each is a process with its own share of the
+#: schedule, so far beyond the machines' cores it only costs memory (and 10**9 would never start)
+MAX_WORKERS = 4096
+#: most lanes (threads or asyncio tasks) per worker
+MAX_CONCURRENCY = 4096
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -41,19 +47,23 @@ class RunConfig:
     metrics_addr: str = "127.0.0.1"
     #: keep serving this long after the run ended (so a last scrape sees the final counts)
     metrics_linger_s: float = 0.0
-    #: server-side metrics: the NameNode's JMX URL (None: derived from an hdfs:// backend, port 9870; "off": none)
+    #: server-side metrics: the NameNode's JMX URL (None: derived from an hdfs:// backend: the
+    #: cluster ``mimesisbench hdfs up`` started in ``hdfs_workdir`` when the backend names it, else
+    #: port 9870; "off": none)
     jmx: str | None = None
     jmx_interval_s: float = 1.0
+    #: working directory of a cluster started by ``mimesisbench hdfs up`` (None: its default)
+    hdfs_workdir: str | None = None
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.time_scale) or self.time_scale < 0:
             raise ConfigError(f"--time-scale must be 0 or more (got {self.time_scale})")
         if self.max_drift_s is not None and (not math.isfinite(self.max_drift_s) or self.max_drift_s <= 0):
             raise ConfigError(f"--max-drift must be positive (got {self.max_drift_s})")
-        if self.workers is not None and self.workers < 1:
-            raise ConfigError(f"--workers must be at least 1 (got {self.workers})")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise ConfigError(f"--concurrency must be at least 1 (got {self.concurrency})")
+        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
+            raise ConfigError(f"--workers must be 1..{MAX_WORKERS} (got {self.workers})")
+        if self.concurrency is not None and not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise ConfigError(f"--concurrency must be 1..{MAX_CONCURRENCY} lanes per worker (got {self.concurrency})")
         if self.phase1_threads is not None and self.phase1_threads < 1:
             raise ConfigError(f"phase 1 threads must be at least 1 (got {self.phase1_threads})")
         if not (math.isfinite(self.jmx_interval_s) and self.jmx_interval_s > 0):

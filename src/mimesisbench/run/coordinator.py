@@ -3,26 +3,39 @@
 ``run_benchmark`` always writes a run directory (config, manifest, samples, time series,
 summary), also when the run ends early; ``RunReport.complete`` tells, and
 ``raise_if_incomplete`` turns an incomplete report into ``RunIncomplete`` for the CLI.
+
+Everything that can refuse a run (the base directory's checks, the run lock, a namespace already
+used by an earlier run) is decided *before* the run directory is made, so a refused run leaves
+no run directory behind. The base is locked (``run.runlock``) for the whole run. SIGTERM ends a
+run the way Ctrl-C does (the workers stop and write what they measured). Whatever watches the
+run from the side (JMX sampling, live metrics) is a ``run.probes.Probe``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import shutil
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import FrameType
+from typing import Any, cast
 
+import numpy as np
+import polars as pl
 from rich.console import Console
 
 from mimesisbench.backends.base import Backend
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.engine.base import Crashed, Engine, EngineEvent
 from mimesisbench.engine.local import LocalEngine
-from mimesisbench.errors import ConfigError, MimesisError, RunIncomplete
+from mimesisbench.errors import ConfigError, MimesisError, RunIncomplete, SafetyError
 from mimesisbench.jobs import Progress, WorkerResult
-from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
 from mimesisbench.results import records, rundir
 from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.results.samples import merge_parts, write_samples
@@ -30,15 +43,23 @@ from mimesisbench.results.summary import summarize, timeseries
 from mimesisbench.run.clock import iso_utc
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.partition import PartitionPlan, plan_partition
-from mimesisbench.run.phase1 import Phase1Report, build_namespace, marker_text, read_marker_state
+from mimesisbench.run.phase1 import (
+    Phase1Report,
+    build_namespace,
+    marker_text,
+    read_marker_state,
+)
+from mimesisbench.run.probes import Probe, probes_for_run
 from mimesisbench.run.progress import Bar
+from mimesisbench.run.runlock import RunLock
 from mimesisbench.run.schedule import Schedule, load_schedule
 from mimesisbench.run.worker import Worker, WorkerSpec
 
-if TYPE_CHECKING:
-    from mimesisbench.monitoring.live import LiveMonitor
+LOG = logging.getLogger(__name__)
 
 COLLECT_TIMEOUT_S = 120.0
+#: what writing a result file raises when the disk is full or read-only (polars wraps the OSError)
+WRITE_ERRORS: tuple[type[BaseException], ...] = (OSError, pl.exceptions.ComputeError)
 
 
 @dataclass(frozen=True)
@@ -58,27 +79,107 @@ def raise_if_incomplete(report: RunReport) -> None:
         raise RunIncomplete(f"run incomplete ({report.status}): {report.message}; partial results in {report.run_dir}")
 
 
-def _phase1(
-    backend: Backend, schedule: Schedule, config: RunConfig, console: Console | None, show: bool, warnings: list[str]
-) -> Phase1Report:
+@dataclass
+class _Interrupts:
+    """Which signal interrupted the run (SIGINT unless SIGTERM arrived)."""
+
+    signal_name: str = "SIGINT"
+
+    def describe(self) -> str:
+        if self.signal_name == "SIGTERM":
+            return "terminated (SIGTERM)"
+        return "interrupted by the user (Ctrl-C)"
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[_Interrupts]:
+    """While running, SIGTERM raises ``KeyboardInterrupt`` in the main thread, so a terminated run
+    ends exactly like an interrupted one (workers stopped, partial results written)."""
+    seen = _Interrupts()
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        seen.signal_name = "SIGTERM"
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _phase1_plan(backend: Backend, schedule: Schedule, config: RunConfig, warnings: list[str]) -> Phase1Report | None:
+    """Phase 1's decision, taken before the run directory exists: a report when phase 1 is
+    skipped, None when the namespace must be built; ``SafetyError`` for a used namespace."""
     if backend.process_local:
         return Phase1Report(skipped=True, reason="in-process backend: each worker builds its own namespace")
-    ns_hash = schedule.namespace_hash()
     if config.skip_phase1:
         return Phase1Report(skipped=True, reason="--skip-phase1")
-    state = read_marker_state(backend, ns_hash)
+    state = read_marker_state(backend, schedule.namespace_hash())
     if state == "ready":
         return Phase1Report(skipped=True, reason="namespace already built for this schedule (marker)")
     if state == "used":
         if not config.reuse:
-            raise ConfigError(
+            raise SafetyError(
                 "the namespace below the base directory was changed by an earlier run of this schedule; "
                 "use a fresh base directory (or --reuse to replay on it anyway)"
             )
         warnings.append("replaying on a namespace changed by an earlier run (--reuse): expect exists/not_found errors")
-    report = build_namespace(backend, schedule, threads=config.phase1_threads or backend.phase1_concurrency, show_progress=show, console=console)
-    backend.write_marker(marker_text(ns_hash, "ready"))
+    return None
+
+
+def _phase1(
+    backend: Backend,
+    schedule: Schedule,
+    config: RunConfig,
+    planned: Phase1Report | None,
+    console: Console | None,
+    show: bool,
+) -> Phase1Report:
+    if planned is not None:
+        return planned
+    threads = config.phase1_threads or backend.phase1_concurrency
+    report = build_namespace(backend, schedule, threads=threads, show_progress=show, console=console)
+    backend.write_marker(marker_text(schedule.namespace_hash(), "ready"))
     return report
+
+
+def namespace_counts(schedule: Schedule) -> tuple[int, int]:
+    """Pre-existing directories (the base itself not counted) and files phase 1 makes."""
+    dirs = schedule.directories.filter(pl.col("pre_existing") & (pl.col("dir_id") != 0)).height
+    files = schedule.files.filter(pl.col("pre_existing")).height
+    return dirs, files
+
+
+def phase1_announcement(backend: Backend, schedule: Schedule, planned: Phase1Report | None) -> str:
+    """What phase 1 will do, said before it starts (how many directories and files)."""
+    dirs, files = namespace_counts(schedule)
+    items = f"{dirs:,} directories and {files:,} files"
+    if backend.stateless:
+        return f"phase 1: nothing to make (the {backend.scheme} backend keeps no namespace)"
+    if backend.process_local:
+        return f"phase 1: each worker makes its own in-memory copy of the namespace ({items})"
+    if planned is not None:
+        return f"phase 1: skipped ({planned.reason}); the namespace holds {items}"
+    return f"phase 1: making {items} below {backend.url}"
+
+
+def _run_lock(backend: Backend, config: RunConfig) -> contextlib.AbstractContextManager[object]:
+    """The lock that keeps a second run off this backend's base while this one runs."""
+    if backend.process_local:
+        return contextlib.nullcontext()
+    path = backend.lock_path()
+    if path is not None:
+        return RunLock(path, f"the base directory of {config.backend}")
+    out = Path(config.out)  # no local base: lock the run root itself (no file is made in it)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--output: cannot create {out}: {exc.strerror}") from None
+    return RunLock(str(out), f"the run folder {out} (for a backend without a local base directory)", directory=True)
 
 
 def _drift_message(result: WorkerResult, config: RunConfig) -> str:
@@ -89,9 +190,11 @@ def _drift_message(result: WorkerResult, config: RunConfig) -> str:
     )
 
 
-def _end_state(results: list[WorkerResult | Crashed], interrupted: bool, config: RunConfig) -> tuple[str, str]:
-    if interrupted:
-        return "interrupted", "interrupted by the user (Ctrl-C)"
+def _end_state(
+    results: list[WorkerResult | Crashed], interrupted: str | None, config: RunConfig
+) -> tuple[str, str]:
+    if interrupted is not None:
+        return "interrupted", interrupted
     for wanted in ("crashed", "failed", "drift", "stopped"):
         for r in results:
             if wanted == "crashed" and isinstance(r, Crashed):
@@ -112,8 +215,10 @@ def _replay(
     show: bool,
     manifest: dict[str, Any],
     on_event: Callable[[EngineEvent], None] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> tuple[list[WorkerResult | Crashed], bool]:
-    """Prepare, handshake, barrier, replay; returns every worker's end and whether Ctrl-C hit."""
+    """Prepare, handshake, barrier, replay; returns every worker's end and whether Ctrl-C (or
+    SIGTERM) hit."""
     interrupted = False
     try:
         engine.prepare(specs)
@@ -126,6 +231,8 @@ def _replay(
         manifest["start_barrier_wall_ns"] = start_wall
         manifest["start_barrier_utc"] = iso_utc(start_wall)
         engine.start_at(start_wall)
+        if on_start is not None:
+            on_start()
         issued: dict[int, int] = {}
         ended: set[int] = set()
         with Bar("phase 2: replay", total, "ops", console=console, enabled=show) as bar:
@@ -165,26 +272,41 @@ def run_benchmark(
 ) -> RunReport:
     """Run phases 1 and 2 and write the run directory. Never raises for an early end of phase 2.
 
-    With ``config.metrics_port`` the run is served to Prometheus while it runs (``monitoring.live``).
+    With ``config.metrics_port`` the run is served to Prometheus while it runs (``monitoring.live``);
+    an ``hdfs://`` backend (or ``config.jmx``) is sampled over JMX (``run.probes``).
     """
-    live: LiveMonitor | None = None
-    if config.metrics_port is not None:
-        from mimesisbench.monitoring.live import LiveMonitor
+    announce = None if console is None or not show_progress else console.print
+    complete = False
+    with _sigterm_as_interrupt() as interrupts:
+        probes = probes_for_run(config, announce)
+        try:
+            report = _run_benchmark(
+                config, console=console, show_progress=show_progress, engine=engine, probes=probes, interrupts=interrupts
+            )
+            complete = report.complete
+            return report
+        finally:
+            for probe in probes:
+                try:
+                    probe.close(complete)
+                except Exception as exc:  # noqa: BLE001 - a probe never decides the run's fate
+                    LOG.warning("closing the %s probe failed: %s", probe.name, exc)
 
-        live = LiveMonitor(addr=config.metrics_addr, port=config.metrics_port, linger_s=config.metrics_linger_s)
-    jmx = sampler_for_run(config.backend, config.jmx, config.jmx_interval_s)
+
+def _write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Write ``manifest.json``; a full or read-only disk becomes ``RunIncomplete`` (exit 6)."""
     try:
-        report = _run_benchmark(
-            config, console=console, show_progress=show_progress, engine=engine, live=live, jmx=jmx
-        )
-        if live is not None:
-            live.finish(report.complete)
-        return report
-    finally:
-        if jmx is not None:
-            jmx.stop()  # idempotent; ends the sampling thread on every early exit too
-        if live is not None:
-            live.close()
+        records.write_manifest(run_dir, manifest)  # atomic: removes its own temporary file on failure
+    except OSError as exc:
+        raise RunIncomplete(
+            f"run incomplete: cannot write {run_dir / rundir.MANIFEST} ({exc.strerror or exc})"
+        ) from None
+
+
+def _drop_tmp(path: Path) -> None:
+    """Remove the half-written temporary file next to ``path`` (frees space on a full disk)."""
+    with contextlib.suppress(OSError):
+        path.with_name(path.name + ".tmp").unlink(missing_ok=True)
 
 
 def _run_benchmark(
@@ -193,85 +315,120 @@ def _run_benchmark(
     console: Console | None,
     show_progress: bool,
     engine: Engine | None,
-    live: LiveMonitor | None,
-    jmx: JmxSampler | None = None,
+    probes: list[Probe],
+    interrupts: _Interrupts,
 ) -> RunReport:
     started = iso_utc()
     schedule = load_schedule(config.schedule)
     backend = open_backend(config.backend)
     backend.setup(reuse=config.reuse)
-    run_dir = rundir.new_run_dir(config.out)
-    records.write_config(run_dir, config.resolved())
-    warnings: list[str] = []
-    plan = plan_partition(schedule.files["type"].unique().to_list(), config.workers)
-    manifest: dict[str, Any] = {
-        "tool": "mimesisbench",
-        "versions": versions(),
-        "host": host_facts(),
-        "backend": backend.describe(),
-        "schedule": {
-            "path": str(schedule.root.resolve()),
-            "events": schedule.n_events,
-            "namespace_hash": schedule.namespace_hash(),
-            "manifest": schedule.manifest,
-        },
-        "profile_hash": _profile_hash(schedule.manifest),
-        "seed": schedule.manifest.get("seed"),
-        "partition": asdict(plan),
-        "started_at": started,
-        "complete": False,
-        "status": "phase1",
-        "warnings": warnings,
-    }
-    if live is not None:
-        info = {"backend": config.backend, "engine": config.engine, "time_scale": f"{config.time_scale:g}"}
-        manifest["metrics_url"] = live.start(run_dir.name, schedule.n_events, info)
-        if console is not None and show_progress:
-            console.print(f"live metrics: {live.url} (run_id {run_dir.name})")
-    if jmx is not None:  # from phase 1 on (its samples have t_s < 0)
-        manifest["server_metrics"] = {"jmx": jmx.url, "interval_s": jmx.interval_s}
-        jmx.start()
-    records.write_manifest(run_dir, manifest)
+    with _run_lock(backend, config):
+        warnings: list[str] = []
+        planned = _phase1_plan(backend, schedule, config, warnings)  # may refuse: before the run directory
+        plan = plan_partition(schedule.files["type"].unique().to_list(), config.workers)
+        run_dir = rundir.new_run_dir(config.out)
+        try:
+            records.write_config(run_dir, config.resolved())
+        except OSError as exc:
+            raise RunIncomplete(f"run incomplete: cannot write {run_dir / rundir.CONFIG} ({exc.strerror})") from None
+        manifest: dict[str, Any] = {
+            "tool": "mimesisbench",
+            "versions": versions(),
+            "host": host_facts(),
+            "backend": backend.describe(),
+            "schedule": {
+                "path": str(schedule.root.resolve()),
+                "events": schedule.n_events,
+                "namespace_hash": schedule.namespace_hash(),
+                "manifest": schedule.manifest,
+            },
+            "profile_hash": _profile_hash(schedule.manifest),
+            "seed": schedule.manifest.get("seed"),
+            "partition": asdict(plan),
+            "started_at": started,
+            "complete": False,
+            "status": "phase1",
+            "warnings": warnings,
+        }
+        for probe in probes:  # from phase 1 on (JMX samples before the barrier have t_s < 0)
+            manifest.update(probe.start(run_dir.name, schedule.n_events))
+        _write_manifest(run_dir, manifest)
+        if console is not None:
+            console.print(phase1_announcement(backend, schedule, planned))
+        return _run_phases(
+            config, backend, schedule, plan, planned, run_dir, manifest, warnings, probes, interrupts,
+            console=console, show_progress=show_progress, engine=engine,
+        )
+
+
+def _run_phases(
+    config: RunConfig,
+    backend: Backend,
+    schedule: Schedule,
+    plan: PartitionPlan,
+    planned: Phase1Report | None,
+    run_dir: Path,
+    manifest: dict[str, Any],
+    warnings: list[str],
+    probes: list[Probe],
+    interrupts: _Interrupts,
+    *,
+    console: Console | None,
+    show_progress: bool,
+    engine: Engine | None,
+) -> RunReport:
     try:
-        phase1 = _phase1(backend, schedule, config, console, show_progress, warnings)
+        phase1 = _phase1(backend, schedule, config, planned, console, show_progress)
         backend.verify_namespace(schedule.directories["path"].to_list())
     except KeyboardInterrupt:
-        manifest.update(status="interrupted", ended_at=iso_utc(), message="interrupted during phase 1 (run again to resume)")
-        records.write_manifest(run_dir, manifest)
-        raise RunIncomplete(f"interrupted during phase 1 (run again to resume it); run directory {run_dir}") from None
+        what = "terminated (SIGTERM)" if interrupts.signal_name == "SIGTERM" else "interrupted"
+        manifest.update(status="interrupted", ended_at=iso_utc(), message=f"{what} during phase 1 (run again to resume)")
+        _write_manifest(run_dir, manifest)
+        raise RunIncomplete(f"{what} during phase 1 (run again to resume it); run directory {run_dir}") from None
     except MimesisError as exc:
         manifest.update(status="failed", ended_at=iso_utc(), message=f"phase 1: {exc}")
-        records.write_manifest(run_dir, manifest)
+        _write_manifest(run_dir, manifest)
         raise
     manifest["phase1"] = asdict(phase1)
     if not backend.process_local:
         backend.write_marker(marker_text(schedule.namespace_hash(), "used"))
     specs = _specs(config, schedule, plan, run_dir, backend)
-    if live is not None:
-        live.set_phase("replay")
+    for probe in probes:
+        probe.phase("replay")
+
+    def on_event(event: EngineEvent) -> None:
+        for probe in probes:
+            probe.observe(event)
+
+    def on_start() -> None:  # the manifest says phase 2 from the barrier on
+        manifest["status"] = "replay"
+        with contextlib.suppress(RunIncomplete):  # the final manifest is written (or fails) later
+            _write_manifest(run_dir, manifest)
+
     eng = engine or _make_engine(config)
     try:
         results, interrupted = _replay(
-            eng, specs, config, schedule.n_events, console, show_progress, manifest, None if live is None else live.observe
+            eng, specs, config, schedule.n_events, console, show_progress, manifest, on_event, on_start
         )
     except MimesisError as exc:
         manifest.update(status="failed", ended_at=iso_utc(), message=str(exc))
-        records.write_manifest(run_dir, manifest)
+        _write_manifest(run_dir, manifest)
         raise
     finally:
         eng.close()
-    if live is not None:
-        for result in results:  # the final deltas of workers whose end the replay loop did not see
-            live.observe(result)
-        live.set_phase("writing")
-    if jmx is not None:
-        warnings.extend(jmx.stop())
-        origin = manifest.get("start_barrier_wall_ns")
-        if isinstance(origin, int):
-            jmx.set_origin(origin)
-        jmx.write(run_dir)
-        manifest["server_metrics"].update(file="server_timeseries.parquet", samples=jmx.samples)
-    return _finish(run_dir, config, schedule, plan, manifest, results, interrupted, warnings, backend)
+    for result in results:  # the final deltas of workers whose end the replay loop did not see
+        on_event(result)
+    for probe in probes:
+        probe.phase("writing")
+        warnings.extend(probe.stop())
+    origin = manifest.get("start_barrier_wall_ns")
+    for probe in probes:
+        try:
+            manifest.update(probe.results(run_dir, origin if isinstance(origin, int) else None))
+        except WRITE_ERRORS as exc:
+            warnings.append(f"the {probe.name} probe could not write its results: {exc}")
+    why = interrupts.describe() if interrupted else None
+    return _finish(run_dir, config, schedule, plan, manifest, results, why, warnings)
 
 
 def _make_engine(config: RunConfig) -> Engine:
@@ -321,17 +478,36 @@ def _finish(
     plan: PartitionPlan,
     manifest: dict[str, Any],
     results: list[WorkerResult | Crashed],
-    interrupted: bool,
+    interrupted: str | None,
     warnings: list[str],
-    backend: Backend,
 ) -> RunReport:
+    """Merge the parts and write samples, time series, summary and manifest.
+
+    A file that cannot be written (full or read-only disk) does not lose the rest: every other
+    file is still attempted, the run is marked incomplete with the reason, and the workers' part
+    files (what was measured) are kept in ``parts/`` unless ``samples.parquet`` holds them."""
     status, message = _end_state(results, interrupted, config)
-    complete = status == "complete"
     parts = [(r.index, r.part_path) for r in results if isinstance(r, WorkerResult) and r.part_path]
     parts = [(i, p) for i, p in parts if Path(p).is_file()]
-    samples = merge_parts(parts, schedule.events, config.time_scale)
-    write_samples(samples, run_dir / rundir.SAMPLES)
-    timeseries(samples).write_parquet(run_dir / rundir.TIMESERIES)
+    handed = [(r.index, _in_memory_part(r.samples)) for r in results if isinstance(r, WorkerResult) and r.samples]
+    samples = merge_parts([*parts, *handed], schedule.events, config.time_scale)
+    write_failures: list[str] = []
+
+    def attempt(path: Path, write: Callable[[Path], object]) -> bool:
+        try:
+            write(path)
+            return True
+        except WRITE_ERRORS as exc:
+            _drop_tmp(path)  # every writer here writes a temporary file and renames it
+            if isinstance(exc, OSError) and exc.strerror:
+                reason = exc.strerror
+            else:  # polars: "parquet: ... underlying IO error: No space left on device (os error 28)"
+                reason = str(exc).rsplit("IO error: ", 1)[-1]
+            write_failures.append(f"{path.name} ({reason})")
+            return False
+
+    samples_written = attempt(run_dir / rundir.SAMPLES, lambda p: write_samples(samples, p))
+    attempt(run_dir / rundir.TIMESERIES, lambda p: _write_parquet(timeseries(samples), p))
     labels = plan.worker_labels()
     worker_ends = []
     for r in results:
@@ -342,6 +518,14 @@ def _finish(
                 {"index": r.index, "label": labels[r.index], "status": r.status, "message": r.message,
                  "issued": r.issued, "scheduled": r.total, **({"extra": r.extra} if r.extra else {})}
             )
+    if write_failures:
+        kept = " (the measured samples are kept in parts/)" if parts and not samples_written else ""
+        what = f"cannot write {', '.join(write_failures)}{kept}"
+        if status == "complete":
+            status, message = "failed", what
+        else:
+            message = f"{message}; {what}"
+    complete = status == "complete"
     summary = summarize(
         samples,
         scheduled_total=schedule.n_events,
@@ -352,7 +536,7 @@ def _finish(
         warnings.append(f"{summary['operations_failed']:,} operations failed (see outcomes in summary.json)")
     if not complete:
         warnings.append(message)
-    records.write_summary(run_dir, summary)
+    attempt(run_dir / rundir.SUMMARY, lambda p: records.write_summary(run_dir, summary))
     manifest.update(
         ended_at=iso_utc(),
         complete=complete,
@@ -361,8 +545,25 @@ def _finish(
         worker_ends=worker_ends,
         warnings=warnings,
     )
-    records.write_manifest(run_dir, manifest)
-    if complete or parts:
+    if not attempt(run_dir / rundir.MANIFEST, lambda p: records.write_manifest(run_dir, manifest)):
+        LOG.warning("cannot write %s: %s", run_dir / rundir.MANIFEST, write_failures[-1])
+        if complete:  # the run measured everything, but its directory does not say so
+            status, complete, message = "failed", False, f"cannot write {', '.join(write_failures)}"
+    if samples_written and (complete or parts):
         shutil.rmtree(run_dir / rundir.PARTS, ignore_errors=True)
     return RunReport(run_dir=run_dir, complete=complete, status=status, message=message, summary=summary, warnings=warnings)
 
+
+def _in_memory_part(arrays: dict[str, Any]) -> Path:
+    """A worker's samples that reached us in its result (its part file could not be written), as
+    something ``merge_parts`` reads like a part file (``np.load`` takes a file object too)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    buffer.seek(0)
+    return cast(Path, buffer)
+
+
+def _write_parquet(frame: pl.DataFrame, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    frame.write_parquet(tmp)
+    tmp.replace(path)

@@ -12,6 +12,7 @@ shared with the engines and the monitors, which never import this module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import sys
@@ -222,7 +223,18 @@ class Worker:
             if gc_was_enabled:
                 gc.enable()
             gc.unfreeze()
-        part = self.write_part(origin)
+        part: Path | None = None
+        unwritten: dict[str, np.ndarray] | None = None
+        write_error = ""
+        arrays = self.part_arrays(origin)
+        try:
+            part = write_part_file(Path(self.spec.parts_dir), self.spec.index, arrays)
+        except OSError as exc:  # a full or read-only disk: the samples travel with the result instead
+            unwritten = arrays
+            write_error = (
+                f"cannot write its samples to {self.spec.parts_dir} ({exc.strerror or exc}); "
+                "they were handed to the coordinator instead"
+            )
         issued = sum(lane.count for lane in self.lanes_)
         total = sum(len(lane) for lane in self.lanes_)
         status, message = "complete", ""
@@ -232,6 +244,8 @@ class Worker:
             status, message = "failed", "a lane ended early"
         if errors and status == "complete":
             status, message = "failed", f"{type(errors[0]).__name__}: {errors[0]}"
+        if write_error:
+            status, message = "failed", write_error if status == "complete" else f"{message}; {write_error}"
         try:
             backend.close()
         except Exception as exc:  # noqa: BLE001 - closing is best effort; the samples are kept
@@ -242,7 +256,8 @@ class Worker:
             message=message,
             total=total,
             issued=issued,
-            part_path=str(part),
+            part_path=None if part is None else str(part),
+            samples=unwritten,
             origin_monotonic_ns=origin,
             live=None if self.tap_ is None else self.tap_.delta(origin, time.monotonic_ns()),
         )
@@ -279,6 +294,10 @@ class Worker:
 
     def write_part(self, origin: int) -> Path:
         """Write what every lane recorded (a prefix of each lane), times relative to the barrier."""
+        return write_part_file(Path(self.spec.parts_dir), self.spec.index, self.part_arrays(origin))
+
+    def part_arrays(self, origin: int) -> dict[str, np.ndarray]:
+        """What every lane recorded (a prefix of each lane), times relative to the barrier."""
         rows, starts, ends, outs = [], [], [], []
         for lane in self.lanes_:
             c = lane.count
@@ -292,7 +311,7 @@ class Worker:
             "end_ns": np.concatenate(ends) if ends else np.zeros(0, np.int64),
             "outcome": np.concatenate(outs) if outs else np.zeros(0, np.uint8),
         }
-        return write_part_file(Path(self.spec.parts_dir), self.spec.index, arrays)
+        return arrays
 
 
 def write_part_file(parts_dir: Path, index: int, arrays: dict[str, np.ndarray]) -> Path:
@@ -300,8 +319,13 @@ def write_part_file(parts_dir: Path, index: int, arrays: dict[str, np.ndarray]) 
     parts_dir.mkdir(parents=True, exist_ok=True)
     final = parts_dir / f"worker-{index}.npz"
     tmp = parts_dir / f"worker-{index}.tmp.npz"
-    np.savez(tmp, **arrays)
-    os.replace(tmp, final)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):  # no half-written part left behind (it only takes space)
+            tmp.unlink(missing_ok=True)
+        raise
     return final
 
 

@@ -1,0 +1,138 @@
+"""Probes: everything that watches a run from the side (server metrics, live metrics).
+
+Like the telemetry devices of rally, a probe has a small lifecycle the coordinator drives in a
+loop over all probes, so a new probe needs no new branch in the coordinator:
+
+* ``start(run_id, scheduled)`` once the run directory exists (before phase 1); returns entries
+  for ``manifest.json``;
+* ``phase(name)`` when the run enters ``replay`` or ``writing``; ``observe(event)`` for every
+  engine event of phase 2;
+* ``stop()`` once the replay ended: stop collecting, return warnings;
+* ``results(run_dir, origin_wall_ns)`` writes the probe's files into the run directory and
+  returns manifest entries;
+* ``close(complete)`` at the very end, on every path (idempotent; a probe may keep serving until
+  then, e.g. the live endpoint's linger).
+
+``probes_for_run(config)`` makes the probes a configuration asks for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
+from mimesisbench.run.config import RunConfig
+
+if TYPE_CHECKING:
+    from mimesisbench.engine.base import EngineEvent
+    from mimesisbench.monitoring.live import LiveMonitor
+
+
+class Probe:
+    """The probe lifecycle (every hook does nothing by default)."""
+
+    name = "probe"
+
+    def start(self, run_id: str, scheduled: int) -> dict[str, Any]:
+        return {}
+
+    def phase(self, name: str) -> None:
+        return None
+
+    def observe(self, event: EngineEvent) -> None:
+        return None
+
+    def stop(self) -> list[str]:
+        return []
+
+    def results(self, run_dir: Path, origin_wall_ns: int | None) -> dict[str, Any]:
+        return {}
+
+    def close(self, complete: bool) -> None:
+        return None
+
+
+class JmxProbe(Probe):
+    """Samples the NameNode's JMX servlet into ``server_timeseries.parquet`` (from phase 1 on:
+    samples before the start barrier have ``t_s < 0``)."""
+
+    name = "jmx"
+
+    def __init__(self, sampler: JmxSampler) -> None:
+        self.sampler = sampler
+        self._stopped = False
+
+    def start(self, run_id: str, scheduled: int) -> dict[str, Any]:
+        self.sampler.start()
+        return {"server_metrics": {"jmx": self.sampler.url, "interval_s": self.sampler.interval_s}}
+
+    def stop(self) -> list[str]:
+        if self._stopped:
+            return []
+        self._stopped = True
+        return self.sampler.stop()
+
+    def results(self, run_dir: Path, origin_wall_ns: int | None) -> dict[str, Any]:
+        if origin_wall_ns is not None:
+            self.sampler.set_origin(origin_wall_ns)
+        path = self.sampler.write(run_dir)
+        return {
+            "server_metrics": {
+                "jmx": self.sampler.url,
+                "interval_s": self.sampler.interval_s,
+                "file": path.name,
+                "samples": self.sampler.samples,
+            }
+        }
+
+    def close(self, complete: bool) -> None:
+        self.sampler.stop()  # idempotent: ends the sampling thread on every early exit too
+
+
+class LiveProbe(Probe):
+    """Serves the run to Prometheus while it runs (``--metrics-port``; ``monitoring.live``)."""
+
+    name = "live"
+
+    def __init__(self, monitor: LiveMonitor, info: dict[str, str], announce: Any = None) -> None:
+        self.monitor = monitor
+        self.info = info
+        self.announce = announce  # called with the endpoint's URL and the run id (console output)
+        self._closed = False
+
+    def start(self, run_id: str, scheduled: int) -> dict[str, Any]:
+        url = self.monitor.start(run_id, scheduled, self.info)
+        if self.announce is not None:
+            self.announce(f"live metrics: {self.monitor.url} (run_id {run_id})")
+        return {"metrics_url": url}
+
+    def phase(self, name: str) -> None:
+        self.monitor.set_phase(name)
+
+    def observe(self, event: EngineEvent) -> None:
+        self.monitor.observe(event)
+
+    def close(self, complete: bool) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.monitor.finish(complete)  # serves the linger, then stops
+        finally:
+            self.monitor.close()
+
+
+def probes_for_run(config: RunConfig, announce: Any = None) -> list[Probe]:
+    """The probes ``config`` asks for: live metrics (``metrics_port``), then JMX sampling."""
+    probes: list[Probe] = []
+    if config.metrics_port is not None:
+        from mimesisbench.monitoring.live import LiveMonitor
+
+        monitor = LiveMonitor(addr=config.metrics_addr, port=config.metrics_port, linger_s=config.metrics_linger_s)
+        info = {"backend": config.backend, "engine": config.engine, "time_scale": f"{config.time_scale:g}"}
+        probes.append(LiveProbe(monitor, info, announce))
+    sampler = sampler_for_run(config.backend, config.jmx, config.jmx_interval_s, config.hdfs_workdir)
+    if sampler is not None:
+        probes.append(JmxProbe(sampler))
+    return probes

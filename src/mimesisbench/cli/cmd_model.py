@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from mimesisbench.atomic import check_output_path
 from mimesisbench.errors import ConfigError
 
 
@@ -50,6 +51,11 @@ def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: st
     from mimesisbench.trace.reader import read_trace
 
     types = _parse_types(types_text)
+    check_output_path(output)  # before the parse: a bad -o fails at once
+    if seed < 0:
+        raise ConfigError(f"--seed: must be >= 0, got {seed}")
+    if window_start is not None and window_end is not None and window_start >= window_end:
+        raise ConfigError(f"--window-start ({window_start} ms) must be before --window-end ({window_end} ms)")
     started = time.perf_counter()
     import_in_background()  # scikit-learn (~1.5 s CPU) on the idle core while the trace is parsed
     events, report = read_trace(list(audit))

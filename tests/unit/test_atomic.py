@@ -64,11 +64,11 @@ def test_no_space_left_keeps_the_old_file_and_leaves_no_temporary(
         monkeypatch.setattr(atomic.os, "fsync", fail)
     elif where == "replace":
         monkeypatch.setattr(atomic.os, "replace", fail)
-    with pytest.raises(OutputError, match=f"cannot write {target}: No space left on device") as info:  # noqa: PT012
-        with atomic_output(target) as f:
-            f.write("new " * 1000)
-            if where == "write":
-                raise full  # what the file's write raises on a full disk
+    with pytest.raises(OutputError, match=f"cannot write {target}: No space left on device") as info, \
+            atomic_output(target) as f:  # fmt: skip
+        f.write("new " * 1000)
+        if where == "write":
+            raise full  # what the file's write raises on a full disk
     assert info.value.exit_code == 3
     assert target.read_text() == "old"
     assert names(tmp_path) == ["out.log"]

@@ -122,11 +122,12 @@ def generate_cmd(
 
 @click.command("export-audit")
 @click.argument("schedule", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None, help="File (default: stdout).")
+@click.option("-o", "--output", "output_text", type=click.Path(), default=None,
+              help="File (default: stdout; a regular file, replaced atomically).")
 @click.option("--base", default="", help="Directory prefixed to every path, e.g. /bench.")
 @click.option("--start", default=None, metavar="ISO", help="Wall-clock time of t0 (default 2011-12-01T00:00:00).")
 @click.option("--with-namespace", is_flag=True, help="Also write phase 1 (mkdirs and creates) at t0.")
-def export_audit_cmd(schedule: Path, output: Path | None, base: str, start: str | None, with_namespace: bool) -> None:
+def export_audit_cmd(schedule: Path, output_text: str | None, base: str, start: str | None, with_namespace: bool) -> None:
     """Write SCHEDULE as an HDFS NameNode audit log."""
     from mimesisbench.synth.audit import DEFAULT_START, export_audit
     from mimesisbench.synth.store import read_schedule
@@ -137,8 +138,8 @@ def export_audit_cmd(schedule: Path, output: Path | None, base: str, start: str 
         t0 = DEFAULT_START if start is None else dt.datetime.fromisoformat(start)
     except ValueError:
         raise ConfigError(f"--start: cannot read {start!r} as an ISO date-time, e.g. 2011-12-01T00:00:00") from None
-    if output is not None:
-        check_output_path(output)  # before reading the schedule: a bad -o fails at once
+    # before reading the schedule: a bad -o fails at once
+    output = None if output_text is None else check_output_path(output_text)
     tables = read_schedule(schedule)
     if output is None:
         export_audit(tables, sys.stdout, base=base, start=t0, with_namespace=with_namespace)

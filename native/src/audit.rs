@@ -6,7 +6,8 @@
 //! What a line is (the same rules as the Python parser's vectorised pass):
 //!
 //! * A file is split at `\n`; one `\r` before a `\n` (or at the end of the file) is dropped. The
-//!   last piece counts as a line when it is not empty.
+//!   last piece counts as a line when it is not empty. One `\r` before a TAB is dropped too (it
+//!   ends its column's text).
 //! * The first column (the text up to the first TAB) holds `FSNamesystem.audit: ` or the line is
 //!   another logger's (or blank): counted in `other_lines`, skipped.
 //! * An audit line is *accepted here* when it is valid UTF-8, starts with a well-formed UTC
@@ -403,12 +404,18 @@ impl BlockOut {
 }
 
 /// The TAB-separated column starting at `from` in `line`: (its text, start of the next one or
-/// None when it is the last).
+/// None when it is the last). One `\r` right before the TAB is not part of the text (as the
+/// Python reference's CSV reader reads it).
 fn column(line: &[u8], from: usize) -> (&[u8], Option<usize>) {
     match memchr(b'\t', &line[from..]) {
-        Some(i) => (&line[from..from + i], Some(from + i + 1)),
+        Some(i) => (strip_cr(&line[from..from + i]), Some(from + i + 1)),
         None => (&line[from..], None),
     }
+}
+
+/// `b` without one trailing `\r`.
+fn strip_cr(b: &[u8]) -> &[u8] {
+    b.strip_suffix(b"\r").unwrap_or(b)
 }
 
 fn parse_block(block: &[u8], mark: &memmem::Finder<'_>, hashers: &Hashers) -> BlockOut {
@@ -466,6 +473,7 @@ fn accept_line(
         return None;
     }
     let time = parse_time(&line[..23], date_cache)?;
+    let c0 = if first_tab.is_some() { strip_cr(c0) } else { c0 };
     let allowed = if c0.ends_with(b"allowed=true") {
         true
     } else if c0.ends_with(b"allowed=false") {

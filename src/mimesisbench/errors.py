@@ -64,3 +64,9 @@ class EnvironmentProblem(MimesisError):
     """Something the tool needs from the machine is missing (Java, Maven, a running HDFS ...)."""
 
     exit_code = 7
+
+
+class OutputError(MimesisError):
+    """An output file cannot be written (no space left, no permission, an I/O error)."""
+
+    exit_code = 3

@@ -218,3 +218,71 @@ def test_categorical_and_string_event_tables_fit_alike() -> None:
     a = fit_profile(events, None, FitConfig(types=2, seed=5)).model_dump(exclude={"source"})
     b = fit_profile(categorical, None, FitConfig(types=2, seed=5)).model_dump(exclude={"source"})
     assert a == b
+
+
+def test_pathless_admin_events_are_in_the_operation_mix_only() -> None:
+    # hdfs save-namespace logs safemode_enter/saveNamespace/safemode_leave with src=null (the
+    # crash they caused depends on polars' global category codes: test_model_cli.py runs it in a
+    # fresh process)
+    events = pl.DataFrame({
+        "time_ms": [T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4, T0 + 5],
+        "op": ["create", "open", "safemode_enter", "saveNamespace", "open", "safemode_leave"],
+        "path": ["/d/f", "/d/f", None, None, "/d/g", None],
+        "dst": [None] * 6,
+        "user": ["hdfs"] * 6,
+        "allowed": [True] * 6,
+    })  # fmt: skip
+    objects = object_table(events).sort("path")
+    assert objects["path"].to_list() == ["/d/f", "/d/g"] and objects["accesses"].to_list() == [1, 1]
+    profile = fit_profile(events, None, FitConfig(types=2))
+    counts = profile.op_mix.observed_counts
+    assert counts["saveNamespace"] == 1 and counts["safemode_enter"] == 1 and counts["open"] == 2
+
+
+def test_null_operations_are_left_out() -> None:
+    events = pl.DataFrame({
+        "time_ms": [T0, T0 + 1, T0 + 2, T0 + 3],
+        "op": ["open", "open", None, "create"],
+        "path": ["/d/f", "/d/f", "/d/f", "/d/g"],
+        "dst": [None] * 4,
+        "user": ["u"] * 4,
+        "allowed": [True] * 4,
+    })  # fmt: skip
+    objects = object_table(events).sort("path")
+    assert objects["accesses"].to_list() == [2, 0] and objects["created_ms"].to_list() == [None, T0 + 3]
+    assert fit_profile(events, None, FitConfig(types=1)).op_mix.observed_counts == {"open": 2, "create": 1}
+
+
+def test_an_operation_seen_only_in_denied_events_does_not_crash_the_fit() -> None:
+    events = _events([(0, "open", "/a/f", None), (1, "create", "/a/g", None), (2, "delete", "/a/g", None)])
+    events = events.with_columns(allowed=pl.Series([True, True, False]))
+    profile = fit_profile(events, None, FitConfig(types=2))
+    assert profile.op_mix.observed_counts == {"open": 1, "create": 1}
+
+
+@pytest.mark.parametrize(
+    ("allowed", "path", "match"),
+    [
+        ([False, False], ["/a", "/b"], r"denied \(allowed=false: 2\)"),
+        ([True, True], [None, None], r"no path \(src=null.*: 2\)"),
+        ([False, True], ["/a", None], r"allowed=false: 1\).*: 1\)"),
+    ],
+)
+def test_a_trace_with_no_usable_event_is_a_clear_trace_error(
+    allowed: list[bool], path: list[str | None], match: str
+) -> None:
+    events = pl.DataFrame({"time_ms": [T0, T0 + 1], "op": ["open", "saveNamespace"], "path": path,
+                           "dst": [None, None], "user": ["u", "u"], "allowed": allowed})  # fmt: skip
+    with pytest.raises(TraceError, match=match):
+        fit_profile(events, None, FitConfig(types=2))
+
+
+def test_bad_seed_and_reversed_window_are_option_errors() -> None:
+    from mimesisbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--seed"):
+        FitConfig(seed=-1)
+    with pytest.raises(ConfigError, match="--window-start"):
+        FitConfig(window_start_ms=T0 + 10, window_end_ms=T0)
+    with pytest.raises(ConfigError, match="--window-start"):
+        FitConfig(window_start_ms=T0, window_end_ms=T0)

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from mimesisbench.errors import TraceError
+from mimesisbench.native import ENV_SWITCH
 from mimesisbench.trace.events import EVENT_COLUMNS
 from mimesisbench.trace.hdfs_audit import EVENT_SCHEMA, parse_audit_line, read_audit_logs
 
@@ -182,6 +183,45 @@ def test_a_path_holding_a_tab_is_recovered_by_the_slow_path(tmp_path: Path) -> N
     assert table["path"].cast(pl.String).to_list() == ["/a", "/odd\tname", "/b"]
     assert table["op"].cast(pl.String).to_list() == ["open", "create", "open"]
     assert report.malformed == 0
+
+
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_non_ascii_users_end_at_their_first_space(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: str) -> None:
+    monkeypatch.setenv(ENV_SWITCH, native)
+    # polars' str.find counts bytes and str.slice characters: "jürgen (auth:SIMPLE)" gave "jürgen "
+    users = ["jürgen (auth:SIMPLE)", "路径路径 (auth:KERBEROS)", "ünï/hôst@RÉALM (auth:KERBEROS) via x", "🙂"]
+    log = write(tmp_path / "a.log", [line(f"2015-10-11 00:00:0{i},000", "open", "/a", ugi=u) for i, u in enumerate(users)])
+    table, _ = read_audit_logs([log])
+    assert table["user"].cast(pl.String).to_list() == ["jürgen", "路径路径", "ünï/hôst@RÉALM", "🙂"]
+
+
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_a_cr_before_a_tab_ends_the_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: str) -> None:
+    monkeypatch.setenv(ENV_SWITCH, native)
+    # one CR before a TAB is dropped, as before the newline (polars' CSV reader drops it; the
+    # native parser and the slow path now do too)
+    good = line("2015-10-11 00:00:00,000", "open", "/a", dst="/d", ugi="u1 (auth:SIMPLE)")
+    lines = [good.replace(f"\t{key}=", f"\r\t{key}=") for key in ("ugi", "ip", "cmd", "src", "dst", "perm")]
+    lines.append(good.replace("\tsrc=", "\r\r\tsrc="))  # only one CR is dropped: cmd keeps one
+    lines.append(good.replace("\tsrc=/a", "\r\tsrc=/a\tb"))  # a TAB in the path: the slow path
+    table, report = read_audit_logs([write(tmp_path / "a.log", lines)])
+    assert report.malformed == 0
+    assert rows(table)[:6] == [(T0, "open", "/a", "/d", "u1", True)] * 6
+    assert rows(table)[6][1:3] == ("open\r", "/a") and rows(table)[7][2] == "/a\tb"
+    assert parse_audit_line(lines[4]) == (T0, "open", "/a", "/d", "u1", True)
+
+
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_pathless_events_are_counted_in_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: str) -> None:
+    monkeypatch.setenv(ENV_SWITCH, native)
+    log = write(tmp_path / "a.log", [
+        *mixed_lines(),
+        line("2015-10-11 01:00:01,000", "safemode_enter", "null", ugi="hdfs (auth:SIMPLE)"),
+        line("2015-10-11 01:00:01,001", "saveNamespace", "null", ugi="hdfs (auth:SIMPLE)"),
+    ])  # fmt: skip
+    table, report = read_audit_logs([log])
+    assert (report.events, report.pathless) == (9, 3) and table["path"].null_count() == 3
+    assert "9 events (3 without a path: NameNode-wide commands such as saveNamespace)" in report.describe()
 
 
 def test_parse_audit_line_slow_path() -> None:

@@ -8,6 +8,7 @@ parser) and once with the native extension, which these tests require (``scripts
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -25,6 +26,7 @@ from mimesisbench.native import ENV_SWITCH, native_module
 from mimesisbench.trace import hdfs_audit
 from mimesisbench.trace.events import ParseReport
 from mimesisbench.trace.hdfs_audit import EVENT_SCHEMA, read_audit_logs
+
 
 def write(path: Path, lines: list[str] | list[bytes], *, compress: bool = False, newline: bytes = b"\n") -> Path:
     data = newline.join(x if isinstance(x, bytes) else x.encode() for x in lines) + newline
@@ -286,3 +288,153 @@ def test_the_fitted_profile_does_not_change(tmp_path: Path, monkeypatch: pytest.
     for p in profiles:
         p.pop("provenance", None)
     assert profiles[0] == profiles[1]
+
+
+def test_non_ascii_users_and_a_cr_before_a_tab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the parsers disagreed on both: the Python one cut non-ASCII users at a byte offset counted
+    # as characters, and dropped a CR before a TAB that the native one kept
+    good = line("2015-10-11 00:00:00,000", "open", "/a", dst="/d", ugi="u1 (auth:SIMPLE)")
+    users = ["jürgen (auth:SIMPLE)", "路径路径 (auth:KERBEROS)", "ünï/hôst@RÉALM (auth:KERBEROS) via x", "🙂", "é"]
+    log = write(tmp_path / "a.log", [
+        *(line("2015-10-11 00:00:01,000", "open", "/ü", ugi=u) for u in users),
+        *(good.replace(f"\t{key}=", f"\r\t{key}=") for key in ("ugi", "ip", "cmd", "src", "dst", "perm", "proto")),
+        good.replace("\tsrc=", "\r\r\tsrc="), good.replace("\tdst=/d", "\tdst=/d\r"), good + "\r\r",
+        good.replace("\tsrc=/a", "\r\tsrc=/a\r\tb"),  # a TAB in the path: read by the slow path
+        good.replace("\tugi=", "\tcmd=open\r\tugi="),  # cmd twice: deferred, read by the slow path
+    ])  # fmt: skip
+    table, report = assert_same([log], monkeypatch)
+    assert table["user"].cast(pl.String).to_list()[-5:] == ["jürgen", "路径路径", "ünï/hôst@RÉALM", "🙂", "é"]
+    assert report.malformed == 0
+
+
+@pytest.mark.parametrize("block_bytes", [64, 1 << 20])
+def test_a_byte_order_mark_is_dropped_at_the_start_of_the_file_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
+) -> None:
+    # found by the fuzzing below: the Python parser dropped it at the start of any block, so its
+    # answer depended on the block size
+    good = line("2015-10-11 00:00:00,000", "open", "/a").encode()
+    log = write(tmp_path / "a.log", [b"\x00" + good, b"\xef\xbb\xbf" + good])
+    for native in (False, True):
+        message = parse([log], native, monkeypatch, block_bytes=block_bytes)
+        assert isinstance(message, str) and "no parseable audit event" in message and "2 malformed" in message
+    log = write(tmp_path / "b.log", [b"\xef\xbb\xbf" + good, b"\xef\xbb\xbf" + good, good])
+    table, report = assert_same([log], monkeypatch, block_bytes=block_bytes)
+    assert (table.height, report.malformed) == (2, 1)
+    assert [m.line_number for m in report.malformed_examples] == [2]
+
+
+# --------------------------------------------------------------------------------------------
+# fuzzing mutated real lines: no crash, and both parsers agree
+
+#: a real NameNode audit log beside the checkout (read when present, never copied)
+REAL_LOG = Path(__file__).resolve().parents[3] / "shared" / "data" / "traces" / "spark-hive-sandbox-audit.log"
+#: a few of its lines, so the fuzzing holds on any machine
+REAL_LINES = [
+    ("2019-04-10 18:01:45,622 INFO FSNamesystem.audit: allowed=true\tugi=root (auth:SIMPLE)\tip=/10.211.55.101"
+    "\tcmd=mkdirs\tsrc=/var/hadoop/mr-history/done\tdst=null\tperm=root:supergroup:rwxrwx---\tproto=rpc"),
+    ("2019-04-10 18:02:33,946 INFO FSNamesystem.audit: allowed=true\tugi=root (auth:SIMPLE)\tip=/10.211.55.101"
+    "\tcmd=create\tsrc=/user/spark/applicationHistory/.619b0c4b-f52c-4473-b61b-fb273f5270c2\tdst=null"
+    "\tperm=root:supergroup:rw-r--r--\tproto=rpc"),
+    ("2019-04-10 18:02:34,006 INFO FSNamesystem.audit: allowed=true\tugi=root (auth:SIMPLE)\tip=/10.211.55.101"
+    "\tcmd=delete\tsrc=/user/spark/applicationHistory/.619b0c4b-f52c-4473-b61b-fb273f5270c2\tdst=null"
+    "\tperm=null\tproto=rpc"),
+    ("2019-04-10 18:01:45,863 INFO FSNamesystem.audit: allowed=true\tugi=root (auth:SIMPLE)\tip=/10.211.55.101"
+    "\tcmd=listStatus\tsrc=/\tdst=null\tperm=null\tproto=rpc"),
+    ("2019-04-10 18:03:22,839 INFO FSNamesystem.audit: allowed=true\tugi=hbase (auth:SIMPLE)\tip=/10.211.55.1"
+    "\tcmd=contentSummary\tsrc=/tmp/acme_company_datawarehouse/d7319fb5-fd15-4642-9498-3c6597d356ac\tdst=null"
+    "\tperm=null\tproto=rpc"),
+]
+
+
+@functools.cache
+def real_lines() -> tuple[bytes, ...]:
+    extra = REAL_LOG.read_bytes().splitlines() if REAL_LOG.is_file() else []
+    return tuple(x.encode() for x in REAL_LINES) + tuple(extra)
+
+
+MUTATIONS = ("nul", "null", "huge", "reorder", "truncate", "non_ascii", "cr_tab", "cr_end", "tab", "cr",
+             "newline", "bad_utf8", "bom", "time", "deny", "drop", "rename")  # fmt: skip
+
+
+def _mutate(draw: st.DrawFn, kind: str, data: bytes) -> bytes:
+    at = draw(st.integers(0, len(data)))
+    head, *fields = data.split(b"\t")
+    if kind == "nul":
+        return data[:at] + b"\0" + data[at:]
+    if kind == "null" and fields:  # a field's value becomes the text null (src=null: admin commands)
+        i = draw(st.integers(0, len(fields) - 1))
+        fields[i] = fields[i].partition(b"=")[0] + b"=null"
+        return b"\t".join([head, *fields])
+    if kind == "huge":
+        return data[:at] + b"y" * draw(st.sampled_from([300, 5000, 70_000])) + data[at:]
+    if kind == "reorder" and fields:
+        return b"\t".join([head, *draw(st.permutations(fields))])
+    if kind == "truncate":
+        return data[:at]
+    if kind == "non_ascii":
+        text = draw(st.sampled_from(["ü", "路径", "🙂", "e\u0301", "\u00a0", "\u2028", "Ω "]))
+        if draw(st.booleans()) and b"\tugi=" in data:  # in the user name, where offsets matter
+            return data.replace(b"\tugi=", b"\tugi=" + text.encode(), 1)
+        return data[:at] + text.encode() + data[at:]
+    if kind == "cr_tab" and fields:
+        i = draw(st.integers(0, len(fields) - 1))
+        fields[i] = fields[i] + b"\r" * draw(st.integers(1, 2))
+        return b"\t".join([head, *fields])
+    if kind == "cr_end":
+        return data + b"\r" * draw(st.integers(1, 2))
+    if kind in ("tab", "cr", "newline"):
+        return data[:at] + {"tab": b"\t", "cr": b"\r", "newline": b"\n"}[kind] + data[at:]
+    if kind == "bad_utf8":
+        return data[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe8\xb7"])) + data[at:]
+    if kind == "bom":
+        return b"\xef\xbb\xbf" + data
+    if kind == "time":  # a character of the timestamp changed: a bad date, a lenient separator ...
+        i = draw(st.integers(0, 23))
+        return data[:i] + draw(st.sampled_from([b"9", b"0", b".", b" ", b":", b"x"])) + data[i + 1 :]
+    if kind == "deny":
+        return data.replace(b"allowed=true", b"allowed=false", 1)
+    if kind == "drop" and fields:
+        del fields[draw(st.integers(0, len(fields) - 1))]
+        return b"\t".join([head, *fields])
+    if kind == "rename":
+        return data.replace(b"cmd=", draw(st.sampled_from([b"cmd=rename (options=[NONE])\tx=", b"cmd=rename ("])), 1)
+    return data
+
+
+@st.composite
+def mutated_real_line(draw: st.DrawFn) -> bytes:
+    lines = real_lines()
+    data = lines[draw(st.integers(0, len(lines) - 1))]
+    for kind in draw(st.lists(st.sampled_from(MUTATIONS), max_size=3)):
+        data = _mutate(draw, kind, data)
+    return data
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+@given(
+    lines=st.lists(mutated_real_line(), min_size=1, max_size=25),
+    newline=st.sampled_from([b"\n", b"\r\n"]),
+    compress=st.booleans(),
+    block_bytes=st.sampled_from([64, 300, 1 << 20]),
+    workers=st.sampled_from([1, 2]),
+)
+def test_fuzzed_real_lines_never_crash_and_both_parsers_agree(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    lines: list[bytes],
+    newline: bytes,
+    compress: bool,
+    block_bytes: int,
+    workers: int,
+) -> None:
+    log = tmp_path_factory.mktemp("fuzz") / "hdfs-audit.log"
+    data = newline.join(lines) + newline
+    log.write_bytes(gzip.compress(data) if compress else data)
+    table, report = assert_same([log], monkeypatch, workers=workers, block_bytes=block_bytes)
+    if table.height:  # what a parse yields, the model reads without crashing
+        from mimesisbench.model.objects import object_table
+
+        object_table(table)
+        assert report.events == table.height and report.pathless == table["path"].null_count()

@@ -53,6 +53,24 @@ def test_bad_rows_are_malformed_with_line_numbers(tmp_path: Path) -> None:
     assert all(m.source == str(f) for m in report.malformed_examples)
 
 
+def test_non_finite_and_huge_times_are_malformed_rows(tmp_path: Path) -> None:
+    # a cast error (a traceback from `model`) before: inf, nan, 1e30 do not fit an integer
+    f = tmp_path / "t.csv"
+    f.write_text("time_ms,op,path\n1,open,/a\ninf,open,/b\nnan,open,/c\n1e30,open,/d\n-inf,open,/e\n"
+                 "9.1e18,open,/f\n9100000000000000000,open,/g\n2.9,open,/h\n")  # fmt: skip
+    table, report = read_plain_events(f)
+    assert as_rows(table) == [(1, "open", "/a", None, None, True), (2, "open", "/h", None, None, True)]
+    assert report.malformed == 6
+    assert [m.line_number for m in report.malformed_examples] == [3, 4, 5, 6, 7, 8]
+    assert f"{f}:3: 'inf,open,/b,,,'" in report.describe()
+    parquet = tmp_path / "t.parquet"
+    pl.DataFrame({"time_ms": [5.0, float("inf"), float("nan"), 1e30], "op": ["GET"] * 4,
+                  "path": ["/a", "/b", "/c", "/d"]}).write_parquet(parquet)  # fmt: skip
+    table, report = read_plain_events(parquet)
+    assert as_rows(table) == [(5, "GET", "/a", None, None, True)]
+    assert [m.line_number for m in report.malformed_examples] == [2, 3, 4]
+
+
 def test_parquet(tmp_path: Path) -> None:
     f = tmp_path / "t.parquet"
     pl.DataFrame({"time_ms": [30, 10, None], "op": ["GET", "PUT", "GET"], "path": ["/a", "/b", "/c"]}).write_parquet(f)

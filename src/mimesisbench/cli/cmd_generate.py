@@ -13,6 +13,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from mimesisbench.atomic import atomic_output, check_output_path
 from mimesisbench.errors import ConfigError
 from mimesisbench.units import parse_duration_ms
 
@@ -121,11 +122,12 @@ def generate_cmd(
 
 @click.command("export-audit")
 @click.argument("schedule", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None, help="File (default: stdout).")
+@click.option("-o", "--output", "output_text", type=click.Path(), default=None,
+              help="File (default: stdout; a regular file, replaced atomically).")
 @click.option("--base", default="", help="Directory prefixed to every path, e.g. /bench.")
 @click.option("--start", default=None, metavar="ISO", help="Wall-clock time of t0 (default 2011-12-01T00:00:00).")
 @click.option("--with-namespace", is_flag=True, help="Also write phase 1 (mkdirs and creates) at t0.")
-def export_audit_cmd(schedule: Path, output: Path | None, base: str, start: str | None, with_namespace: bool) -> None:
+def export_audit_cmd(schedule: Path, output_text: str | None, base: str, start: str | None, with_namespace: bool) -> None:
     """Write SCHEDULE as an HDFS NameNode audit log."""
     from mimesisbench.synth.audit import DEFAULT_START, export_audit
     from mimesisbench.synth.store import read_schedule
@@ -136,19 +138,14 @@ def export_audit_cmd(schedule: Path, output: Path | None, base: str, start: str 
         t0 = DEFAULT_START if start is None else dt.datetime.fromisoformat(start)
     except ValueError:
         raise ConfigError(f"--start: cannot read {start!r} as an ISO date-time, e.g. 2011-12-01T00:00:00") from None
+    # before reading the schedule: a bad -o fails at once
+    output = None if output_text is None else check_output_path(output_text)
     tables = read_schedule(schedule)
     if output is None:
         export_audit(tables, sys.stdout, base=base, start=t0, with_namespace=with_namespace)
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(output.name + ".tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as out:
-            lines = export_audit(tables, out, base=base, start=t0, with_namespace=with_namespace)
-        tmp.replace(output)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_output(output) as out:  # only a regular file is replaced; no partial file on failure
+        lines = export_audit(tables, out, base=base, start=t0, with_namespace=with_namespace)
     click.echo(f"wrote {lines:,} audit lines to {output}", err=True)
 
 

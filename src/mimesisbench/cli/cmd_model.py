@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from mimesisbench.atomic import check_output_path
 from mimesisbench.errors import ConfigError
 
 
@@ -37,10 +38,11 @@ def _parse_types(text: str) -> int | str:
 @click.option("--points", type=click.IntRange(8, 100_000), default=256, show_default=True,
               help="Quantile points kept per distribution.")
 @click.option("--name", default="", help="A name for the profile.")
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Profile file to write (JSON).")
+@click.option("-o", "--output", "output_text", type=click.Path(), required=True,
+              help="Profile file to write (JSON; a regular file, replaced atomically).")
 def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: str, seed: int,
                   window_start: int | None, window_end: int | None, prefix: str | None, points: int, name: str,
-                  output: Path) -> None:
+                  output_text: str) -> None:
     """Fit a workload profile (file types, per-type distributions, op mix, namespace shape)."""
     from mimesisbench.model.clustering import import_in_background
     from mimesisbench.model.fit import FitConfig, fit_profile
@@ -50,6 +52,11 @@ def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: st
     from mimesisbench.trace.reader import read_trace
 
     types = _parse_types(types_text)
+    output = check_output_path(output_text)  # before the parse: a bad -o fails at once
+    if seed < 0:
+        raise ConfigError(f"--seed: must be >= 0, got {seed}")
+    if window_start is not None and window_end is not None and window_start >= window_end:
+        raise ConfigError(f"--window-start ({window_start} ms) must be before --window-end ({window_end} ms)")
     started = time.perf_counter()
     import_in_background()  # scikit-learn (~1.5 s CPU) on the idle core while the trace is parsed
     events, report = read_trace(list(audit))

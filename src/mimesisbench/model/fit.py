@@ -13,7 +13,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from mimesisbench import __version__
-from mimesisbench.errors import TraceError
+from mimesisbench.errors import ConfigError, TraceError
 from mimesisbench.model.clustering import cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
 from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view, popularity
@@ -38,6 +38,13 @@ class FitConfig:
     name: str = ""
     inputs: tuple[str, ...] = ()
     trace_stats: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise ConfigError(f"--seed: must be >= 0, got {self.seed}")
+        start, end = self.window_start_ms, self.window_end_ms
+        if start is not None and end is not None and start >= end:
+            raise ConfigError(f"--window-start ({start} ms) must be before --window-end ({end} ms)")
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,16 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         events = events.filter((pl.col("time_ms") >= t0) & (pl.col("time_ms") < t_end))
     if events.height == 0:
         raise TraceError("no events fall inside the requested window")
+    usable = events.select(
+        (pl.col("allowed").fill_null(False) & pl.col("path").is_not_null() & pl.col("op").is_not_null()).sum()
+    ).item()
+    if not usable:
+        denied = events.height - int(events["allowed"].fill_null(False).sum())
+        raise TraceError(
+            f"no event to fit a profile from: each of the {events.height:,} events in the window is denied "
+            f"(allowed=false: {denied:,}) or names no path (src=null, NameNode-wide commands such as "
+            f"saveNamespace: {events['path'].null_count():,})"
+        )
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
         view = build_view(events, snapshot, event_tables=False)  # the fit reads objects, gaps and counts only
@@ -127,16 +144,25 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
 
 
 def operation_counts(events: pl.DataFrame) -> dict[str, int]:
-    """Allowed events per audited ``cmd`` (a count per Categorical code, then one text per code)."""
+    """Allowed events per audited ``cmd`` (a count per Categorical code, then one text per code).
+
+    Denied events and events without an operation are left out; an operation seen only in them
+    does not appear.
+    """
     op = events["op"] if events["op"].dtype == pl.Categorical else events["op"].cast(pl.String).cast(pl.Categorical)
     allowed = events["allowed"].fill_null(False)
     codes = op.to_physical().fill_null(0).to_numpy() if op.null_count() else op.to_physical().to_numpy()
-    valid = allowed.to_numpy() & op.is_not_null().to_numpy() if op.null_count() or not allowed.all() else None
-    counts = np.bincount(codes if valid is None else codes[valid])
+    rows: NDArray[np.intp] | None = None  # the rows counted (None: all)
+    if op.null_count() or not allowed.all():
+        rows = np.flatnonzero(allowed.to_numpy() & op.is_not_null().to_numpy())
+        codes = codes[rows]
+    if codes.size == 0:
+        return {}
+    counts = np.bincount(codes)
     present = np.flatnonzero(counts)
-    # one row holding each counted code, for its text
+    # one counted row holding each counted code, for its text (a code has one text)
     row_of = np.full(counts.size, -1, dtype=np.int64)
-    row_of[codes] = np.arange(codes.size)
+    row_of[codes] = np.arange(codes.size) if rows is None else rows
     names = op.gather(row_of[present]).cast(pl.String).to_list()
     return {str(name): int(c) for name, c in zip(names, counts[present].tolist())}
 

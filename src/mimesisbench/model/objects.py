@@ -195,9 +195,16 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
     n_rows = events.height
     all_rows = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64)
 
-    # operations (of every event, as before filtering): codes -> index of the name in op_names
+    # operations (of every event, as before filtering): codes -> index of the name in op_names.
+    # A null's code (0, see ``_codes``) may be a real operation's too: texts are read from rows
+    # holding a real operation only.
     op_codes = _codes(op_col, None)
-    op_at = _row_of_each_code(op_codes, all_rows, int(op_codes.max(initial=0)) + 1)
+    op_size = int(op_codes.max(initial=0)) + 1
+    if op_col.null_count():
+        op_rows = np.flatnonzero(op_col.is_not_null().to_numpy())
+        op_at = _row_of_each_code(op_codes[op_rows], op_rows, op_size)
+    else:
+        op_at = _row_of_each_code(op_codes, all_rows, op_size)
     op_ucodes = np.flatnonzero(op_at >= 0)
     op_present = op_col.gather(op_at[op_ucodes]).cast(pl.String).to_list()
     op_names = tuple(sorted({o for o in op_present if o is not None} | set(_KNOWN_OPS)))
@@ -217,13 +224,15 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
 
     # the distinct codes met in the kept events (ascending) and their text, read from a row holding
     # each (any row, kept or not: a code has one text)
+    # (a null path's code, 0, may be a real path's too: only kept rows, which have a path, are read)
     size = int(max(all_pcodes.max(initial=0), dcodes.max(initial=0))) + 1
-    at_path = _row_of_each_code(all_pcodes, all_rows, size)
+    if keep is None:
+        at_path = _row_of_each_code(all_pcodes, all_rows, size)
+    else:
+        kept_rows = np.flatnonzero(keep)
+        at_path = _row_of_each_code(all_pcodes[kept_rows], kept_rows, size)
+        del kept_rows
     del all_rows
-    if keep is not None:
-        kept = np.zeros(size, dtype=bool)
-        kept[all_pcodes[keep]] = True
-        at_path[~kept] = -1
     at_dst = _row_of_each_code(dcodes, dst_rows, size)
     codes = np.flatnonzero((at_path >= 0) | (at_dst >= 0))
     from_path = at_path[codes] >= 0
@@ -304,7 +313,8 @@ def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, ev
     if snapshot is not None and snapshot.height:
         dir_parts.append(snapshot.filter(pl.col("is_dir"))["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/"))
     directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
-    is_dir = paths.is_in(directories.implode()).to_numpy()
+    # (without any kept path, one entry for the code -1 clamped to 0 below: no row reads it)
+    is_dir = paths.is_in(directories.implode()).to_numpy() if paths.len() else np.zeros(1, dtype=bool)
 
     # per-event lookups go through tables per Categorical code (one gather per event, not two)
     code_pid = np.maximum(ev.code_pid, 0)

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import ProfileError
 from mimesisbench.profile.schema import WorkloadProfile
 
@@ -105,15 +106,12 @@ def _scalar(value: Any) -> str:
 
 
 def save_profile(profile: WorkloadProfile, path: str | Path) -> Path:
-    """Write atomically (temporary file, then rename) so a failure never leaves half a profile."""
+    """Write atomically (``mimesisbench.atomic``: temporary file, then rename) so a failure never
+    leaves half a profile; only a regular file is ever replaced."""
     p = Path(path)
     if p.suffix == "" and not p.exists():
         p = p.with_suffix(".json")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(profile_to_json(profile), encoding="utf-8")
-    tmp.replace(p)
-    return p
+    return atomic_write_text(p, profile_to_json(profile))
 
 
 def tree_file_path(profile_path: str | Path, profile: WorkloadProfile) -> Path | None:

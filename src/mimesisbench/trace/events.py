@@ -54,6 +54,9 @@ class ParseReport:
     events: int = 0
     malformed: int = 0
     other_lines: int = 0  # lines of other loggers interleaved with the audit log: skipped, not malformed
+    # events without a path (``src=null``: NameNode-wide commands such as saveNamespace, safemode):
+    # among ``events``, counted in the operation mix but naming no file
+    pathless: int = 0
     malformed_examples: list[MalformedLine] = field(default_factory=list)
 
     def add_malformed(self, source: str, line_number: int, text: str) -> None:
@@ -67,11 +70,14 @@ class ParseReport:
         self.events += other.events
         self.malformed += other.malformed
         self.other_lines += other.other_lines
+        self.pathless += other.pathless
         room = MAX_REPORTED_MALFORMED - len(self.malformed_examples)
         self.malformed_examples.extend(other.malformed_examples[: max(room, 0)])
 
     def describe(self) -> str:
         text = f"read {self.lines:,} lines from {len(self.sources)} file(s): {self.events:,} events"
+        if self.pathless:
+            text += f" ({self.pathless:,} without a path: NameNode-wide commands such as saveNamespace)"
         if self.other_lines:
             text += f", {self.other_lines:,} lines of other loggers skipped"
         if self.malformed:

@@ -26,6 +26,11 @@ How lines are read
 * Lines whose fields are out of the usual order or whose path holds a TAB fail the fast check
   and are re-read one by one by a key-based parser, so they are kept when they carry the needed
   fields.
+* One CR right before a TAB or before the newline is dropped (it ends the field); a byte-order
+  mark is dropped at the start of a file only.
+* ``src=null`` events (``saveNamespace``, ``safemode_enter`` ... of ``hdfs dfsadmin``) are kept
+  with a null path and counted in ``ParseReport.pathless``: the fit counts them in the operation
+  mix only.
 
 Speed and memory
 ----------------
@@ -80,6 +85,7 @@ BLOCK_BYTES = 16 << 20  # larger blocks are slower: glibc serves them by fresh m
 #: blocks parsed at the same time, one thread each (polars releases the GIL)
 WORKERS = 2
 GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
 
 AUDIT_MARK = "FSNamesystem.audit: "
 SECONDS_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -106,7 +112,7 @@ _RAW_SCHEMA = {f"c{i}": pl.String() for i in range(6)}
 _RAW_COLUMNS = [0, 1, 3, 4, 5]
 
 _SLOW_HEAD = re.compile(
-    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*?FSNamesystem\.audit: allowed=(true|false)(?:\t(.*))?$", re.S
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*?FSNamesystem\.audit: allowed=(true|false)(?:\t(.*))?$", re.DOTALL
 )
 _SLOW_KEYS = ("ugi", "ip", "cmd", "src", "dst", "perm", "proto", "callerContext")
 
@@ -135,10 +141,12 @@ def open_decompressed(path: str | Path) -> BinaryIO:
 @dataclass(frozen=True)
 class Block:
     """Lines of a file. When ``partial_tail`` the last line is cut and must be dropped: it is
-    yielded again, completed, as the next block (keeping it avoids copying the block)."""
+    yielded again, completed, as the next block (keeping it avoids copying the block). ``first``
+    when the block starts the file (only there is a byte-order mark dropped)."""
 
     data: bytes
     partial_tail: bool = False
+    first: bool = True
 
 
 def iter_blocks(path: str | Path, block_bytes: int = BLOCK_BYTES) -> Iterator[Block]:
@@ -149,21 +157,21 @@ def iter_blocks(path: str | Path, block_bytes: int = BLOCK_BYTES) -> Iterator[Bl
     """
     with open_decompressed(path) as f:
         try:
+            first = True
             while True:
                 chunk = f.read(block_bytes)
                 if not chunk:
                     return
                 if chunk.endswith(b"\n"):
-                    yield Block(chunk)
-                    continue
-                cut = chunk.rfind(b"\n")
-                if cut < 0:  # one line longer than a block (or the file's unterminated end)
-                    yield Block(chunk + f.readline())
-                    continue
-                tail = chunk[cut + 1 :]
-                yield Block(chunk, partial_tail=True)
-                del chunk
-                yield Block(tail + f.readline())
+                    yield Block(chunk, first=first)
+                elif (cut := chunk.rfind(b"\n")) < 0:  # one line longer than a block (or the unterminated end)
+                    yield Block(chunk + f.readline(), first=first)
+                else:
+                    tail = chunk[cut + 1 :]
+                    yield Block(chunk, partial_tail=True, first=first)
+                    del chunk
+                    yield Block(tail + f.readline(), first=False)
+                first = False
         except (OSError, EOFError, zlib.error) as e:
             raise TraceError(f"cannot read trace file {path}: {e}") from None
 
@@ -221,8 +229,8 @@ def _op_of_cmd() -> pl.Expr:
 
 
 def _user_of_ugi() -> pl.Expr:
-    ugi = pl.col("v").str.strip_prefix("ugi=")
-    user = ugi.str.slice(0, ugi.str.find(" ", literal=True))
+    # (not ``slice(0, find(" "))``: ``find`` counts bytes and ``slice`` characters)
+    user = pl.col("v").str.strip_prefix("ugi=").str.split(" ").list.first()
     return pl.when(user != "").then(user)
 
 
@@ -359,8 +367,9 @@ def parse_audit_line(text: str) -> tuple[int, str, str | None, str | None, str |
 
     Returns ``(time_ms, op, path, dst, user, allowed)``. A TAB inside a value (a path holding a
     TAB) is kept: a piece that does not start with a known ``key=`` continues the previous value.
+    One CR right before a TAB is dropped, as the vectorised pass (polars' CSV reader) drops it.
     """
-    m = _SLOW_HEAD.match(text)
+    m = _SLOW_HEAD.match(text.replace("\r\t", "\t"))
     if m is None or m.group(3) is None:
         return None
     try:
@@ -398,7 +407,8 @@ def _recover(block: Block, rows: list[int]) -> tuple[pl.DataFrame, list[tuple[in
     recovered: list[tuple[int, str, str, str, str, bool, int]] = []
     bad: list[tuple[int, str]] = []
     for r in rows:
-        text = lines[r].decode("utf-8", "replace").rstrip("\r")
+        text = lines[r].decode("utf-8", "replace")
+        text = text.removesuffix("\r")  # one CR before the newline, as polars drops it
         parsed = parse_audit_line(text)
         if parsed is None:
             bad.append((r, text))
@@ -425,8 +435,11 @@ class _Scan:
 
 
 def _scan_block(block: Block) -> _Scan:
+    # polars drops a byte-order mark at the start of the data it reads: only the file's own
+    # start may lose one, so a later block starting with one is read after a blank line
+    pad = int(not block.first and block.data.startswith(BOM))
     fields = pl.read_csv(
-        block.data,
+        b"\n" + block.data if pad else block.data,
         separator="\t",
         has_header=False,
         quote_char=None,
@@ -438,8 +451,8 @@ def _scan_block(block: Block) -> _Scan:
         encoding="utf8-lossy",
         raise_if_empty=False,
     )
-    if block.partial_tail:
-        fields = fields.slice(0, fields.height - 1)
+    if pad or block.partial_tail:
+        fields = fields.slice(pad, fields.height - pad - int(block.partial_tail))
     flagged = fields.with_columns(time_ms=_time_expr()).with_columns(**_flag_exprs())
     del fields
     n_lines = flagged.height
@@ -550,7 +563,9 @@ def read_audit_logs(
         raise TraceError("no audit log given")
     native = native_module()
     if native is not None:
-        return _read_native(native, paths, workers, block_bytes)
+        table, total = _read_native(native, paths, workers, block_bytes)
+        total.pathless = table["path"].null_count()
+        return table, total
     dictionary = PathDictionary()
     raw = pl.Categories.random()  # raw cmd=/ugi=/dst= values; freed with the last raw column
     files: list[_FileParse] = []
@@ -567,7 +582,9 @@ def read_audit_logs(
     files.sort(key=lambda f: f.first_ms)  # stable: equal starts keep the given order
     frames = [frame for f in files for frame in f.frames]
     files.clear()  # ``frames`` now holds the only references, which finish_events drops as it goes
-    return finish_events(frames, dictionary), total
+    table = finish_events(frames, dictionary)
+    total.pathless = table["path"].null_count()
+    return table, total
 
 
 # --------------------------------------------------------------------------------------------
@@ -601,12 +618,10 @@ def _read_deferred_lines(deferred: Sequence[tuple[int, bytes]]) -> _DeferredEven
     out = _DeferredEvents()
     if not deferred:
         return out
-    # polars drops a byte-order mark at the start of a block only: keep that for a first line
-    pad = 0 if deferred[0][0] == 0 else 1
-    data = b"\n" * pad + b"\n".join(text for _, text in deferred) + b"\n"
-    scan = _scan_block(Block(data))
-    out.malformed = [(deferred[r - pad][0], text) for r, text in scan.bad]
-    good = scan.good.filter(pl.col("_row") >= pad)
+    data = b"\n".join(text for _, text in deferred) + b"\n"
+    scan = _scan_block(Block(data, first=deferred[0][0] == 0))  # a byte-order mark is dropped on line 1 only
+    out.malformed = [(deferred[r][0], text) for r, text in scan.bad]
+    good = scan.good
     if not good.height:
         return out
     values = good.select(
@@ -618,7 +633,7 @@ def _read_deferred_lines(deferred: Sequence[tuple[int, bytes]]) -> _DeferredEven
         pl.col("c4").alias("s"),
         pl.col("c5").alias("d"),
     )
-    out.lines = [deferred[r - pad][0] for r in values["_row"].to_list()]
+    out.lines = [deferred[r][0] for r in values["_row"].to_list()]
     out.time_ms = values["time_ms"].to_list()
     out.allowed = values["allowed"].to_list()
     out.op = values.select(_op_of_cmd()).to_series().to_list()

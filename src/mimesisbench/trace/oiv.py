@@ -66,7 +66,7 @@ def detect_oiv_variant(path: str | Path) -> str:
     if not head.strip():
         raise TraceError(f"snapshot {path} is empty")
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    if text.startswith(b"<?xml") or text.startswith(b"<fsimage"):
+    if text.startswith((b"<?xml", b"<fsimage")):
         return "xml"
     first = text.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace")
     if first.split("\t")[:2] == list(DELIMITED_HEADER[:2]):

@@ -6,7 +6,8 @@ optionally ``dst``, ``user`` and ``allowed`` (``true``/``false``/``1``/``0``; mi
 allowed). Other columns are ignored.
 
 A row is malformed, counted and skipped (the first ten kept in the report) when its time is not
-a number, or its ``op`` or ``path`` is empty, or its ``allowed`` is not a boolean. The report's
+a finite number below 2**53 in magnitude (``nan``, ``inf``, ``1e30`` are malformed; a fractional
+time is truncated), or its ``op`` or ``path`` is empty, or its ``allowed`` is not a boolean. The report's
 line numbers are the file's line numbers for CSV (the header is line 1, so the first row is
 line 2; quoted values spanning lines are not accounted for) and 1-based row numbers for Parquet.
 
@@ -27,6 +28,9 @@ from mimesisbench.trace.hdfs_audit import EVENT_SCHEMA, merge_events, open_decom
 REQUIRED_COLUMNS: tuple[str, ...] = ("time_ms", "op", "path")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("dst", "user", "allowed")
 PARQUET_MAGIC = b"PAR1"
+#: times at or beyond this magnitude (ms; ~285,000 years) are malformed: differences of such
+#: times would overflow 64-bit arithmetic
+MAX_TIME_MS = 2**53
 
 _TRUE = ("true", "1", "t", "yes")
 _FALSE = ("false", "0", "f", "no")
@@ -87,8 +91,12 @@ def read_plain_events(path: str | Path) -> tuple[pl.DataFrame, ParseReport]:
 
     time_text = pl.col("time_ms").str.strip_chars()
     allowed_text = pl.col("allowed").str.strip_chars().str.to_lowercase()
+    # a float time is truncated; nan, inf and times too large to use (|t| >= MAX_TIME_MS) are null
+    time = time_text.cast(pl.Int64, strict=False).fill_null(
+        time_text.cast(pl.Float64, strict=False).cast(pl.Int64, strict=False)
+    )
     parsed = raw.with_columns(
-        time=time_text.cast(pl.Int64, strict=False).fill_null(time_text.cast(pl.Float64, strict=False).cast(pl.Int64)),
+        time=pl.when(time.abs() < MAX_TIME_MS).then(time),
         ok_allowed=allowed_text.is_null() | (allowed_text == "") | allowed_text.is_in(_TRUE + _FALSE),
     )
     good = (

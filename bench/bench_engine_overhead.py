@@ -38,10 +38,10 @@ from mimesisbench.engine.ray_session import connect
 from mimesisbench.results.samples import merge_parts
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from mimesisbench.run.schedule import load_schedule
 from mimesisbench.run.synthetic import write_phased_schedule
 from mimesisbench.run.worker import ReadyInfo, WorkerResult
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.format import OpCode
 
 TARGET = 0.95
 

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.backends.posix import PosixBackend
 from mimesisbench.backends.registry import backend_class, open_backend
-from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import _phase1
 from mimesisbench.run.phase1 import build_namespace, marker_text, read_marker_state
-from mimesisbench.run.schedule import load_schedule, namespace_paths
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.paths import namespace_paths
 from tests.unit.test_run_schedules import workload
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from test_synth_helpers import make_profile
 
 from mimesisbench.cli.main import main
 from mimesisbench.profile.io import profile_hash, save_profile
-from mimesisbench.synth.format import DIRECTORIES, EVENTS, FILES, MANIFEST
+from mimesisbench.schedule.format import DIRECTORIES, EVENTS, FILES, MANIFEST
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -76,19 +77,28 @@ def test_bad_options_fail_naming_the_option_and_write_nothing(
     assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
 
 
-def test_a_failure_while_writing_leaves_nothing(
+def test_a_full_disk_exits_3_with_a_message_and_leaves_nothing(
     profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mimesisbench.synth.store as store
+    from mimesisbench.synth import store
 
     def boom(*_a: object, **_k: object) -> None:
-        raise OSError(28, "No space left on device")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store, "_write_events", boom)
     out = tmp_path / "half"
-    with pytest.raises(OSError):
-        main(["generate", str(profile_file), "--seed", "1", "-o", str(out)])
-    assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
+    monkeypatch.setattr(store, "_write_events", boom)
+    code, _, err = _run(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)
+    assert code == 3 and "no space left" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["profile.json"]
+    # a schedule already there stays whole and valid when replacing it fails
+    monkeypatch.undo()
+    assert _run(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    monkeypatch.setattr(store, "_write_events", boom)
+    code, _, err = _run(["generate", str(profile_file), "--seed", "2", "-o", str(out)], capsys)
+    assert code == 3 and "no space left" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["half", "profile.json"]
 
 
 def test_a_profile_missing_a_distribution_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

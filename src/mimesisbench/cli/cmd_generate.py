@@ -127,8 +127,8 @@ def generate_cmd(
 @click.option("--with-namespace", is_flag=True, help="Also write phase 1 (mkdirs and creates) at t0.")
 def export_audit_cmd(schedule: Path, output: Path | None, base: str, start: str | None, with_namespace: bool) -> None:
     """Write SCHEDULE as an HDFS NameNode audit log."""
+    from mimesisbench.schedule import read_schedule
     from mimesisbench.synth.audit import DEFAULT_START, export_audit
-    from mimesisbench.synth.store import read_schedule
 
     if base and not base.startswith("/"):
         raise ConfigError(f"--base: must be an absolute path, got {base!r}")
@@ -187,8 +187,8 @@ def validate_cmd(
     schedule: Path, more_traces: tuple[Path, ...], profile: str | None, traces: tuple[Path, ...], as_json: bool
 ) -> None:
     """Report how faithfully SCHEDULE reproduces a profile or a trace (KS distances)."""
+    from mimesisbench.schedule import read_schedule
     from mimesisbench.synth.fidelity import read_trace_events, validate_profile, validate_trace
-    from mimesisbench.synth.store import read_schedule
 
     all_traces = list(traces) + list(more_traces)
     if more_traces and not traces:

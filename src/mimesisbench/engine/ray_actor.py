@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mimesisbench.run.lanes import StopSignal, tighten_timer_slack
 from mimesisbench.run.worker import Progress, ReadyInfo, Worker, WorkerResult, WorkerSpec
-from mimesisbench.synth import format as fmt
+from mimesisbench.schedule import format as fmt
 
 SCHEDULE_FILES = (fmt.MANIFEST, fmt.DIRECTORIES, fmt.FILES, fmt.EVENTS)
 #: an actor's private directory: ``<tmp>/mimesisbench-ray-<pid>-w<index>-<random>``

@@ -31,8 +31,8 @@ from mimesisbench.run.config import RunConfig
 from mimesisbench.run.partition import PartitionPlan, plan_partition
 from mimesisbench.run.phase1 import Phase1Report, build_namespace, marker_text, read_marker_state
 from mimesisbench.run.progress import Bar
-from mimesisbench.run.schedule import Schedule, load_schedule
 from mimesisbench.run.worker import Progress, WorkerResult, WorkerSpec
+from mimesisbench.schedule import Schedule, load_schedule
 
 if TYPE_CHECKING:
     from mimesisbench.monitoring.live import LiveMonitor

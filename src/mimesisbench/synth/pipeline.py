@@ -9,7 +9,7 @@ from mimesisbench.profile.io import load_profile, profile_hash, tree_file_path
 from mimesisbench.profile.schema import WorkloadProfile
 from mimesisbench.synth.namespace import Namespace, read_tree_file
 from mimesisbench.synth.options import GenerateOptions
-from mimesisbench.synth.schedule import Schedule, generate_schedule
+from mimesisbench.synth.schedule import GeneratedSchedule, generate_schedule
 from mimesisbench.synth.store import manifest_for, write_schedule
 
 
@@ -30,7 +30,7 @@ def generate_to(
     options: GenerateOptions,
     seed: int | None = None,
     tree: Namespace | None = None,
-) -> tuple[Path, Schedule, dict[str, object]]:
+) -> tuple[Path, GeneratedSchedule, dict[str, object]]:
     """Generate and write a schedule directory; returns (path, schedule, manifest)."""
     seed_source = "given"
     if seed is None:
@@ -42,7 +42,7 @@ def generate_to(
 
 def generate_from_file(
     profile_path: str | Path, out: str | Path, options: GenerateOptions, seed: int | None = None
-) -> tuple[Path, Schedule, dict[str, object]]:
+) -> tuple[Path, GeneratedSchedule, dict[str, object]]:
     profile = load_profile(profile_path)
     tree = None if options.flat else load_tree(profile_path, profile)
     return generate_to(profile, out, options, seed, tree)

@@ -1,4 +1,4 @@
-"""Schedule generation: from a profile, options and a seed to an in-memory ``Schedule``.
+"""Schedule generation: from a profile, options and a seed to an in-memory ``GeneratedSchedule``.
 
 Random streams: one ``numpy.random.SeedSequence(seed)`` family, children addressed by spawn key:
 ``(0,)`` the namespace, ``(1,)`` the shared operations, ``(2, type_id)`` each file type (so a
@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from mimesisbench.errors import ScheduleError
 from mimesisbench.native import native_module
 from mimesisbench.profile.schema import WorkloadProfile
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.namespace import (
     DirIndex,
     Namespace,
@@ -40,7 +40,7 @@ I64 = NDArray[np.int64]
 
 
 @dataclass
-class Schedule:
+class GeneratedSchedule:
     """A generated schedule: namespace, files and time-ordered events (numpy arrays).
 
     Per event: ``time_us`` and ``target``, and ``meta`` packing ``op`` (bits 0-7), the
@@ -139,7 +139,7 @@ def generate_schedule(
     options: GenerateOptions,
     seed: int,
     tree: Namespace | None = None,
-) -> Schedule:
+) -> GeneratedSchedule:
     """Generate the namespace and the time-ordered phase-2 operations.
 
     ``tree`` is the profile's explicit directory tree when it carries one (see
@@ -245,7 +245,7 @@ def generate_schedule(
         key >>= RANK_BITS
         out_window = win_ms
     namespace = _with_new_dirs(ns, new_dir_parent)
-    return Schedule(
+    return GeneratedSchedule(
         profile=eff,
         options=options,
         seed=seed,

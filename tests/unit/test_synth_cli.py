@@ -6,6 +6,7 @@ import errno
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 from test_synth_helpers import make_profile
 
@@ -159,3 +160,76 @@ def test_no_gap_balance_is_recorded_and_changes_the_pre_existing_gaps(
         assert code == 0
         reports[name] = json.loads(stdout)
     assert reports["on"]["types"]["1"]["ks_interarrival"] < reports["off"]["types"]["1"]["ks_interarrival"] - 0.02
+
+
+def _with_tree(tmp_path: Path, lines: list[str], tree_name: str = "p.dirs.txt") -> Path:
+    profile = make_profile(n=600, pre=(60, 40, 10))
+    ns = profile.namespace.model_copy(update={"tree_file": tree_name})
+    path = save_profile(profile.model_copy(update={"namespace": ns}), tmp_path / "p.json")
+    if not tree_name.startswith(".."):
+        (tmp_path / tree_name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_tree_file_outside_the_profiles_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "secret.txt").write_text("/a\n/b\n")
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    path = _with_tree(inner, [], tree_name="../secret.txt")
+    for name in ("../secret.txt", "../../../../etc/passwd", "/etc/passwd"):
+        data = json.loads(path.read_text())
+        data["namespace"]["tree_file"] = name
+        path.write_text(json.dumps(data))
+        code, _, err = _run(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
+        assert code == 4 and "namespace.tree_file" in err and "outside the profile's directory" in err, err
+        assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("bad", ["/a/../../etc", "/a//b", "/a/./b", "/a/b\x00c", ".."])
+def test_unsafe_tree_entries_are_refused_by_generate(tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str) -> None:
+    path = _with_tree(tmp_path, ["/", "/a", bad, "/c"])
+    code, _, err = _run(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
+    assert code == 4 and "namespace.tree_file" in err and "entry 3" in err, err
+    assert not (tmp_path / "s").exists()
+
+
+def test_types_prune_the_namespace_to_the_directories_their_files_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mimesisbench.schedule import read_schedule
+    from mimesisbench.synth.check import check_schedule
+
+    lines = ["/"] + [f"/p{i}" for i in range(40)] + [f"/p{i}/q{k}" for i in range(40) for k in range(5)]
+    path = _with_tree(tmp_path, lines)
+    full_count = len(lines)
+    runs = {
+        "all": [],
+        "pruned": ["--types", "3"],  # 10 pre-existing files
+        "full": ["--types", "3", "--full-namespace"],
+    }
+    for name, extra in runs.items():
+        code, out, err = _run(["generate", str(path), "--seed", "4", *extra, "-o", str(tmp_path / name)], capsys)
+        assert code == 0, err
+    manifests = {n: json.loads((tmp_path / n / MANIFEST).read_text()) for n in runs}
+    assert manifests["all"]["namespace"] == {
+        "pruned": False, "tree_directories": full_count, "pre_existing_directories": full_count
+    }
+    assert manifests["full"]["namespace"]["pre_existing_directories"] == full_count
+    assert manifests["full"]["options"]["full_namespace"] is True
+    pruned = manifests["pruned"]["namespace"]
+    assert pruned["pruned"] is True and pruned["tree_directories"] == full_count
+    assert pruned["pre_existing_directories"] <= 1 + 2 * 10  # the root, <= 10 used and their parents
+    tables = read_schedule(tmp_path / "pruned")
+    dirs = tables.directories.filter(pl.col("pre_existing"))
+    assert dirs.height == pruned["pre_existing_directories"]
+    used = set(tables.files.get_column("dir_id").to_list())
+    parent = dict(zip(dirs.get_column("dir_id").to_list(), dirs.get_column("parent_id").to_list()))
+    needed = set()
+    for d in used:
+        while d >= 0 and d not in needed:
+            needed.add(d)
+            d = parent[d]
+    assert set(parent) == needed  # exactly the used directories and their ancestors
+    assert check_schedule(tables).ok

@@ -69,6 +69,13 @@ def _load(profile_arg: str, flat: bool) -> tuple[Any, Any]:
 @click.option("--duration", default=None, metavar="D", help="Window: 20s, 10m, 1h or ms (default: the profile's).")
 @click.option("--flat", is_flag=True, help="All files in one directory (the root).")
 @click.option(
+    "--full-namespace",
+    "full_namespace",
+    is_flag=True,
+    help="Keep every directory of the tree; by default --types and --scale-files < 1 keep only the "
+    "directories the schedule's files use and their ancestors.",
+)
+@click.option(
     "--no-gap-balance",
     "no_gap_balance",
     is_flag=True,
@@ -85,6 +92,7 @@ def generate_cmd(
     types: str | None,
     duration: str | None,
     flat: bool,
+    full_namespace: bool,
     no_gap_balance: bool,
     seed: int | None,
     output: Path,
@@ -107,14 +115,21 @@ def generate_cmd(
         duration_ms=duration_ms,
         flat=flat,
         balance_gaps=not no_gap_balance,
+        full_namespace=full_namespace,
     )
     prof, tree = _load(profile, flat)
     path, schedule, manifest = generate_to(prof, output, options, seed, tree)
     counts = manifest["counts"]
-    assert isinstance(counts, dict)
+    ns_info = manifest["namespace"]
+    assert isinstance(counts, dict) and isinstance(ns_info, dict)
+    pruned = (
+        f" (pruned from {ns_info['tree_directories']:,}; --full-namespace keeps them all)"
+        if ns_info["pruned"] and ns_info["tree_directories"] != ns_info["pre_existing_directories"]
+        else ""
+    )
     click.echo(
         f"wrote {path}: {counts['events']:,} operations on {counts['files']:,} files "
-        f"({counts['pre_existing_files']:,} pre-existing) in {counts['directories']:,} directories, "
+        f"({counts['pre_existing_files']:,} pre-existing) in {counts['directories']:,} directories{pruned}, "
         f"window {schedule.window_ms:,} ms, seed {schedule.seed}"
     )
 

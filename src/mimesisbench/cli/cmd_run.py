@@ -40,7 +40,7 @@ def _report(console: Console, report: object) -> None:
 
 
 @click.command("run")
-@click.argument("schedule", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("schedule", type=click.Path(path_type=Path))
 @click.option("--backend", "-b", required=True, help="posix:/dir, memory or null (later hdfs://host:port/dir).")
 @click.option("--workers", type=int, default=None, help="Split all types over N workers (default: one per file type).")
 @click.option("--concurrency", type=int, default=None, help="Lanes (threads/tasks) per worker (default: the backend's).")

@@ -145,7 +145,7 @@ class _TypeView:
 
 def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, Any]:
     """Fidelity of a schedule to the profile it was generated from (options re-applied)."""
-    options = GenerateOptions.from_json(tables.manifest.get("options", {}))
+    options = GenerateOptions.from_manifest(tables.manifest.get("options", {}))
     eff = effective_profile(profile, options)
     window_us = int(tables.manifest.get("window_ms", 0)) * 1000
     f = file_features(tables)

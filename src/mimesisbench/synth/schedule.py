@@ -30,6 +30,7 @@ from mimesisbench.synth.namespace import (
     depth_shares,
     flat_tree,
     place_files,
+    prune,
     synthetic_tree,
 )
 from mimesisbench.synth.options import GenerateOptions, effective_profile, window_ms
@@ -61,6 +62,7 @@ class GeneratedSchedule:
     meta: NDArray[np.uint32]
     target: NDArray[np.integer]
     notes: list[str] = field(default_factory=list)
+    tree_directories: int = 0  # directories of the tree before pruning (``GenerateOptions.prunes_namespace``)
 
     @property
     def events(self) -> int:
@@ -202,6 +204,14 @@ def generate_schedule(
         targets.extend(ev.targets)
         del ev
 
+    tree_dirs = ns.size
+    if options.prunes_namespace and n_files:
+        # only the directories the files use, and their ancestors (before the shared operations
+        # choose directories, so that those stay inside the kept tree)
+        ns, new_id = prune(ns, file_dir)
+        file_dir = new_id[file_dir]
+        pre_dirs = ns.size
+
     new_dir_parent = np.empty(0, dtype=np.int32)
     if need_lifetimes:
         # shared operations are drawn before the one concatenation (no second full copy)
@@ -258,6 +268,7 @@ def generate_schedule(
         time_us=key,
         meta=meta,
         target=target,
+        tree_directories=tree_dirs,
     )
 
 

@@ -101,6 +101,11 @@ def manifest_for(s: GeneratedSchedule, *, profile_hash: str, seed_source: str) -
             "per_op": s.op_counts(),
             "per_type": s.type_counts(),
         },
+        "namespace": {
+            "pruned": s.options.prunes_namespace,
+            "tree_directories": int(s.tree_directories or s.pre_dirs),
+            "pre_existing_directories": s.pre_dirs,
+        },
         "notes": list(s.notes),
         "tool_version": __version__,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

@@ -66,6 +66,16 @@ def test_a_random_seed_is_drawn_and_recorded(profile_file: Path, tmp_path: Path,
         (["--duration", "soon"], "--duration"),
         (["--scale-files", "0"], "--scale-files"),
         (["--span-scale", "-3"], "--span-scale"),
+        (["--time-scale", "nan"], "--time-scale"),
+        (["--time-scale", "inf"], "--time-scale"),
+        (["--time-scale", "1e300"], "--time-scale"),
+        (["--span-scale", "nan"], "--span-scale"),
+        (["--span-scale", "inf"], "--span-scale"),
+        (["--scale-files", "1e12"], "--scale-files"),
+        (["--scale-files", "nan"], "--scale-files"),
+        (["--scale-type", "1=1e12"], "--scale-type"),
+        (["--scale-type", "1=inf"], "--scale-type"),
+        (["--duration", "1000000000d"], "--duration"),
     ],
 )
 def test_bad_options_fail_naming_the_option_and_write_nothing(
@@ -233,3 +243,42 @@ def test_types_prune_the_namespace_to_the_directories_their_files_use(
             d = parent[d]
     assert set(parent) == needed  # exactly the used directories and their ancestors
     assert check_schedule(tables).ok
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        (("types", 2, "id"), 70000, "types[2].id"),
+        (("types", 0, "pre_existing"), 10**12, "types[0].pre_existing"),
+        (("op_mix", "mkdirs_per_create"), 1e12, "op_mix.mkdirs_per_create"),
+        (("types", 1, "observed"), {"popularity": {"values": [1.0, 1e15], "weights": [0.5, 0.5]}},
+         "types[1].observed.popularity.values"),
+    ],
+)
+def test_hostile_profiles_exit_4_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: tuple[object, ...], value: object, named: str
+) -> None:
+    data = json.loads(make_profile().model_dump_json())
+    target = data
+    for part in key[:-1]:
+        target = target[part]
+    target[key[-1]] = value
+    bad = tmp_path / "hostile.json"
+    bad.write_text(json.dumps(data))
+    code, out, err = _run(["generate", str(bad), "-o", str(tmp_path / "s")], capsys)
+    assert code == 4 and named in err and "Traceback" not in out + err
+    assert not (tmp_path / "s").exists()
+
+
+def test_running_out_of_memory_is_a_clear_error(
+    profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mimesisbench.synth import pipeline
+
+    def greedy(*_a: object, **_k: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(pipeline, "generate_schedule", greedy)
+    code, out, err = _run(["generate", str(profile_file), "-o", str(tmp_path / "s")], capsys)
+    assert code == 7 and "not enough memory" in err and "Traceback" not in out + err
+    assert not (tmp_path / "s").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from mimesisbench.errors import EnvironmentProblem
 from mimesisbench.profile.io import load_profile, profile_hash, tree_file_path
 from mimesisbench.profile.schema import WorkloadProfile
 from mimesisbench.synth.namespace import Namespace, read_tree_file
@@ -35,7 +36,14 @@ def generate_to(
     seed_source = "given"
     if seed is None:
         seed, seed_source = draw_seed(), "random"
-    schedule = generate_schedule(profile, options, seed, tree)
+    try:
+        schedule = generate_schedule(profile, options, seed, tree)
+    except MemoryError:
+        files = profile.total_creates + profile.pre_existing_total
+        raise EnvironmentProblem(
+            f"not enough memory to generate this schedule (the profile has {files:,} files before options); "
+            "generate fewer with --scale-files below 1, --types or a shorter --duration"
+        ) from None
     manifest = manifest_for(schedule, profile_hash=profile_hash(profile), seed_source=seed_source)
     return write_schedule(schedule, out, manifest), schedule, manifest
 

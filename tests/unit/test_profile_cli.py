@@ -92,7 +92,8 @@ def test_import_needs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     ],
 )
 def test_a_missing_profile_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    names = {"missing": str(tmp_path / "nope.json"), "missing_zip": str(tmp_path / "nope.zip"), "out": str(tmp_path / "o")}
+    names = {"missing": str(tmp_path / "nope.json"), "missing_zip": str(tmp_path / "nope.zip")}
+    names["out"] = str(tmp_path / "o")
     code, out, err = _run([a.format(**names) for a in argv], capsys)
     assert code == 3, err
     assert "not found" in err and "Traceback" not in out + err

@@ -71,7 +71,8 @@ CORRUPTIONS: list[tuple[str, Edit, str]] = [
      _table(DIRECTORIES, lambda f: f.with_columns(
          pl.when(pl.col("dir_id") == 2).then(None).otherwise(pl.col("path")).alias("path"))),
      "directories.parquet column path: 1 null value"),
-    ("file in an unknown directory", _table(FILES, lambda f: f.with_columns(pl.lit(77, dtype=pl.Int32).alias("dir_id"))),
+    ("file in an unknown directory",
+     _table(FILES, lambda f: f.with_columns(pl.lit(77, dtype=pl.Int32).alias("dir_id"))),
      "files.parquet column dir_id: file 0 names dir_id 77, not listed"),
     ("unknown op", _table(EVENTS, lambda f: f.with_columns(pl.lit(200, dtype=pl.UInt8).alias("op"))),
      "events.parquet column op: unknown op code 200"),
@@ -83,7 +84,8 @@ CORRUPTIONS: list[tuple[str, Edit, str]] = [
      "events.parquet column type: event seq .* has type 9"),
     ("repeated seq", _table(EVENTS, lambda f: f.with_columns(pl.lit(0, dtype=pl.Int64).alias("seq"))),
      "events.parquet column seq: a seq is repeated"),
-    ("missing column", _table(EVENTS, lambda f: f.drop("generation")), "events.parquet: lacks column\\(s\\) generation"),
+    ("missing column", _table(EVENTS, lambda f: f.drop("generation")),
+     "events.parquet: lacks column\\(s\\) generation"),
     ("not parquet", lambda root: (root / FILES).write_text("junk"), "files.parquet: cannot read it"),
     ("garbage manifest", _manifest("\x00\x01garbage"), "manifest.json: not valid JSON"),
     ("manifest is a list", _manifest("[1, 2]"), "manifest.json is not a mimesisbench-schedule"),
@@ -114,7 +116,8 @@ def test_validate_and_export_audit_exit_4_on_a_corrupt_schedule(
     sched = tmp_path / "s"
     assert _run(["generate", "demo", "--seed", "2", "--duration", "3s", "-o", str(sched)], capsys)[0] == 0
     edit(sched)
-    for argv in (["validate", str(sched), "--profile", "demo"], ["export-audit", str(sched), "-o", str(tmp_path / "a")]):
+    commands = (["validate", str(sched), "--profile", "demo"], ["export-audit", str(sched), "-o", str(tmp_path / "a")])
+    for argv in commands:
         code, out, err = _run(argv, capsys)
         assert code == 4, (what, argv, err)
         assert f"schedule {sched}" in err and "Traceback" not in out + err

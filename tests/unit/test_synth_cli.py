@@ -198,7 +198,9 @@ def test_a_tree_file_outside_the_profiles_directory_is_refused(
 
 
 @pytest.mark.parametrize("bad", ["/a/../../etc", "/a//b", "/a/./b", "/a/b\x00c", ".."])
-def test_unsafe_tree_entries_are_refused_by_generate(tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str) -> None:
+def test_unsafe_tree_entries_are_refused_by_generate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str
+) -> None:
     path = _with_tree(tmp_path, ["/", "/a", bad, "/c"])
     code, _, err = _run(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
     assert code == 4 and "namespace.tree_file" in err and "entry 3" in err, err

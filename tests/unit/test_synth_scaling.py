@@ -10,9 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_synth_helpers import make_profile
 
-from mimesisbench.profile.distribution import Distribution
-
 from mimesisbench.errors import ConfigError
+from mimesisbench.profile.distribution import Distribution
 from mimesisbench.synth.scaling import isolate, scale_files, scale_span, scale_time, scale_type
 
 

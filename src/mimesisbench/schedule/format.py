@@ -15,7 +15,8 @@ No table holds a Python object per file: ids are integers and names are derived 
 ``directories.parquet``: ``dir_id`` Int32 (dense, 0..D-1; 0 is the root, ``/``), ``parent_id``
 Int32 (-1 for the root), ``depth`` Int16 (root 0, a child one deeper than its parent), ``type``
 Int16 (the file type whose part of the tree this is, 0 when shared), ``path`` String (the
-parent's path plus one name; no empty, ``.`` or ``..`` component, no NUL). Directories made by ``mkdirs`` events during phase 2 are
+parent's path plus one name; no empty, ``.`` or ``..`` component, no NUL). Directories made by
+``mkdirs`` events during phase 2 are
 listed too, with ``pre_existing`` Boolean false; phase 1 builds only those with true.
 
 ``files.parquet``: ``file_id`` Int64 (dense, 0..N-1), ``type`` Int16, ``dir_id`` Int32,

@@ -104,7 +104,6 @@ def namespace_paths(schedule: Schedule) -> tuple[pl.DataFrame, pl.Series]:
     if files.filter(pl.col("dir_path").is_null()).height:
         raise ScheduleError(f"schedule {schedule.root}: a pre-existing file names an unknown directory")
     name = pl.format("t{}_{}", pl.col("type"), pl.col("file_id"))
-    paths = files.select(
-        pl.when(pl.col("dir_path") == "/").then(pl.lit("/") + name).otherwise(pl.format("{}/{}", pl.col("dir_path"), name))
-    ).to_series()
+    under = pl.format("{}/{}", pl.col("dir_path"), name)
+    paths = files.select(pl.when(pl.col("dir_path") == "/").then(pl.lit("/") + name).otherwise(under)).to_series()
     return dirs, paths.alias("path")

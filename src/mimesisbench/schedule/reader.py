@@ -143,7 +143,8 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         manifest = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         raise _fail(p, MANIFEST, f"not valid JSON ({str(exc)[:120]})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != SCHEDULE_FORMAT or manifest.get("version") != SCHEDULE_VERSION:
+    ours = isinstance(manifest, dict) and manifest.get("format") == SCHEDULE_FORMAT
+    if not ours or manifest.get("version") != SCHEDULE_VERSION:
         found = manifest if isinstance(manifest, dict) else {}
         raise ScheduleError(
             f"{p}: {MANIFEST} is not a {SCHEDULE_FORMAT} version {SCHEDULE_VERSION} manifest "
@@ -192,9 +193,9 @@ def _read_table(root: Path, name: str) -> pl.DataFrame:
         if dtype != want:
             series = frame.get_column(col)
             if series.len() and want.is_integer():
-                lo, hi = series.min(), series.max()
+                lo, hi = int(series.min()), int(series.max())  # type: ignore[arg-type]
                 info = np.iinfo(_numpy_int(want))
-                if lo < info.min or hi > info.max:  # type: ignore[operator]
+                if lo < info.min or hi > info.max:
                     raise _fail(root, f"{name} column {col}", f"values {lo}..{hi} do not fit {want}")
             casts.append(pl.col(col).cast(want))
     return frame.with_columns(casts) if casts else frame
@@ -237,7 +238,8 @@ def _check_directories(root: Path, dirs: pl.DataFrame) -> pl.DataFrame:
     if orphan.size:
         raise _fail(root, where, f"pre-existing dir_id {int(ids[1 + orphan[0]])} has a parent made only in phase 2")
     paths = dirs.get_column("path")
-    bad_path = paths.slice(1).str.contains(_BAD_PATH) | ~paths.slice(1).str.starts_with("/") | paths.slice(1).str.ends_with("/")
+    below = paths.slice(1)
+    bad_path = below.str.contains(_BAD_PATH) | ~below.str.starts_with("/") | below.str.ends_with("/")
     if bad_path.any():
         example = paths.slice(1).filter(bad_path)[0]
         raise _fail(
@@ -251,7 +253,9 @@ def _check_directories(root: Path, dirs: pl.DataFrame) -> pl.DataFrame:
     mismatch = (derived != parent_path).to_numpy() if parent.size else np.zeros(0, dtype=bool)
     if mismatch.any():
         k = int(np.flatnonzero(mismatch)[0])
-        raise _fail(root, f"{where} column path", f"{paths[k + 1][:80]!r} is not inside its parent {parent_path[k][:80]!r}")
+        raise _fail(
+            root, f"{where} column path", f"{paths[k + 1][:80]!r} is not inside its parent {parent_path[k][:80]!r}"
+        )
     if paths.n_unique() != paths.len():
         raise _fail(root, f"{where} column path", "a path is listed twice")
     return dirs

@@ -16,7 +16,7 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias, Union
 
 import polars as pl
 import pyarrow as pa
@@ -29,14 +29,15 @@ from mimesisbench.schedule.reader import COLUMNS
 #: rows per Parquet row group (bounds the write's temporaries)
 ROW_GROUP = 1 << 20
 
-Table = pa.Table | pl.DataFrame
+Table: TypeAlias = Union[pa.Table, pl.DataFrame]  # noqa: UP007 - pa.Table is untyped
 #: events as a table, or a function that writes events.parquet at the path it is given
-EventsSource = Table | Callable[[Path], None]
+EventsSource: TypeAlias = Union[pa.Table, pl.DataFrame, Callable[[Path], None]]  # noqa: UP007
 
 
 def _arrow(table: Table, name: str) -> pa.Table:
     frame = table if isinstance(table, pl.DataFrame) else pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
+    if not isinstance(frame, pl.DataFrame):
+        raise TypeError(f"{name}: expected a table")
     cols = COLUMNS[name]
     frame = frame.with_columns([pl.col(c).cast(t) for c, t in cols.items()])
     return frame.to_arrow()

@@ -39,10 +39,10 @@ from mimesisbench.jobs import ReadyInfo, WorkerResult
 from mimesisbench.results.samples import merge_parts
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from mimesisbench.run.schedule import load_schedule
 from mimesisbench.run.synthetic import write_phased_schedule
 from mimesisbench.run.worker import Worker
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.format import OpCode
 
 TARGET = 0.95
 

@@ -28,12 +28,13 @@ import time
 from pathlib import Path
 
 from mimesisbench.profile.io import profile_hash
+from mimesisbench.schedule import read_schedule
 from mimesisbench.synth.fidelity import FEATURES, validate_profile
 from mimesisbench.synth.legacy2014 import import_2014
 from mimesisbench.synth.namespace import tree_from_paths
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.schedule import generate_schedule
-from mimesisbench.synth.store import manifest_for, read_schedule, write_schedule
+from mimesisbench.synth.store import manifest_for, write_schedule
 from mimesisbench.units import parse_duration_ms
 
 YAHOO = Path(__file__).resolve().parents[2] / "shared" / "data" / "mimesisbench-yahoo-2011" / "nnmetadata.properties.zip"

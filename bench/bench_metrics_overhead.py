@@ -34,7 +34,7 @@ from mimesisbench.run.lanes import StopSignal
 from mimesisbench.run.partition import plan_partition
 from mimesisbench.run.synthetic import write_phased_schedule
 from mimesisbench.run.worker import Worker, WorkerSpec
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 TARGET_PERCENT = 5.0
 

@@ -18,7 +18,7 @@ import polars as pl
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.synthetic import write_phased_schedule
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 TARGET = 1_000_000
 

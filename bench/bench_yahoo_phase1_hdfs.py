@@ -27,7 +27,8 @@ from mimesisbench.backends.hdfs import HdfsBackend
 from mimesisbench.hdfs.cluster import LocalHdfs
 from mimesisbench.hdfs.config import LocalHdfsConfig
 from mimesisbench.run.phase1 import build_namespace
-from mimesisbench.run.schedule import load_schedule, namespace_paths
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.paths import namespace_paths
 from mimesisbench.synth.legacy2014 import import_2014
 from mimesisbench.synth.namespace import tree_from_paths
 from mimesisbench.synth.options import GenerateOptions

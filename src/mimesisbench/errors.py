@@ -36,6 +36,13 @@ class ScheduleError(InputError):
     exit_code = 4
 
 
+class OutputError(MimesisError):
+    """An output cannot be written (disk full, no permission, read-only file system); nothing
+    partial that looks valid is left behind. Exit code 3, as for files that cannot be read."""
+
+    exit_code = 3
+
+
 class ConfigError(MimesisError):
     """A command-line option or configuration value is invalid."""
 
@@ -64,9 +71,3 @@ class EnvironmentProblem(MimesisError):
     """Something the tool needs from the machine is missing (Java, Maven, a running HDFS ...)."""
 
     exit_code = 7
-
-
-class OutputError(MimesisError):
-    """An output file cannot be written (no space left, no permission, an I/O error)."""
-
-    exit_code = 3

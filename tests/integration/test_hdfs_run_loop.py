@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from mimesisbench.profile.io import load_profile
-from mimesisbench.synth.format import OpCode
-from mimesisbench.synth.store import read_schedule
+from mimesisbench.schedule import read_schedule
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.trace.hdfs_audit import read_audit_logs
 
 pytestmark = pytest.mark.integration

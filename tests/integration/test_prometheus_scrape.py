@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mimesisbench.run.synthetic import write_phased_schedule
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 from tests.unit.test_metrics_dashboard import dashboard_exprs
 
 PROMETHEUS = Path("/usr/bin/prometheus")

@@ -23,7 +23,7 @@ from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.backends.null import NullBackend
 from mimesisbench.backends.posix import PosixBackend
 from mimesisbench.backends.registry import open_backend
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 Factory = Callable[[], tuple[Backend, Callable[[], None]]]
 

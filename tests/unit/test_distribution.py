@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 from scipy import stats
 
@@ -97,7 +99,7 @@ def test_minimum_is_a_point_mass() -> None:
     [
         ([1.0, 2.0], [0.5, 0.6], "sum to"),
         ([2.0, 1.0], [0.5, 0.5], "ascending"),
-        ([1.0, 1.0], [0.5, 0.5], "ascending"),
+        ([1.0, 3.0, 2.0], [0.2, 0.3, 0.5], "ascending"),
         ([1.0, 2.0], [1.5, -0.5], "negative"),
         ([1.0, float("nan")], [0.5, 0.5], "NaN"),
         ([1.0, 2.0], [1.0], "length"),
@@ -121,3 +123,51 @@ def test_scaled_multiplies_values_and_mean() -> None:
     assert dist.scaled(2.0).mean() == pytest.approx(2.0 * dist.mean())
     with pytest.raises(ValueError):
         dist.scaled(0.0)
+
+
+def _tied_table() -> Distribution:
+    """A fitted table full of ties (as fitted from audit logs: many equal gaps), plus the pairs
+    ``(x - 1 ulp, x)`` that tables fitted by earlier versions hold before every tie."""
+    rng = np.random.default_rng(3)
+    data = np.concatenate([np.round(rng.exponential(300.0, 4_000)), np.full(900, 250.0), np.full(500, 1000.0)])
+    return Distribution.from_samples(data, points=64)
+
+
+def _legacy_table() -> Distribution:
+    ties = [np.nextafter(250.0, 0.0), 250.0, np.nextafter(1000.0, 0.0), 1000.0]
+    return Distribution(values=[1.0, *ties, 5000.0], weights=[0.1, 0.2, 0.2, 0.1, 0.3, 0.1])
+
+
+def test_ties_are_listed_twice_and_are_point_masses() -> None:
+    dist = _tied_table()
+    values = np.asarray(dist.values)
+    assert np.count_nonzero(np.diff(values) == 0) >= 2  # 250 and 1000 are listed twice
+    jump = float(dist.cdf(250.0) - dist.cdf(np.nextafter(250.0, 0.0)))
+    assert jump == pytest.approx(900 / 5400, abs=0.01)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(factor=st.floats(min_value=5e-324, max_value=1e300, allow_nan=False, allow_infinity=False))
+def test_scaling_by_any_positive_finite_factor_keeps_a_fitted_table_valid(factor: float) -> None:
+    levels = np.linspace(0.0, 1.0, 41)
+    for dist in (_tied_table(), _legacy_table()):
+        if max(dist.values) * factor > np.finfo(np.float64).max:
+            with pytest.raises(ValueError, match="overflows"):
+                dist.scaled(factor)
+            continue
+        scaled = dist.scaled(factor)  # validated: ascending, weights unchanged
+        assert scaled.weights == dist.weights
+        np.testing.assert_allclose(scaled.quantile(levels), dist.quantile(levels) * factor, rtol=1e-9, atol=1e-300)
+        assert scaled.mean() == pytest.approx(dist.mean() * factor, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize("factor", [0.0, -1.0, float("nan"), float("inf")])
+def test_scaling_by_a_non_positive_or_non_finite_factor_is_refused(factor: float) -> None:
+    with pytest.raises(ValueError, match="positive and finite"):
+        _legacy_table().scaled(factor)
+
+
+def test_the_cdf_is_right_continuous_at_a_listed_twice_value() -> None:
+    dist = Distribution(values=[0.0, 10.0, 10.0, 20.0], weights=[0.0, 0.5, 0.25, 0.25])
+    np.testing.assert_allclose(dist.cdf([5.0, 10.0, 15.0, 20.0, 25.0, -1.0]), [0.25, 0.75, 0.875, 1.0, 1.0, 0.0])
+    np.testing.assert_allclose(dist.quantile([0.5, 0.75, 0.8]), [10.0, 10.0, 12.0])

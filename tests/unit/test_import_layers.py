@@ -35,7 +35,7 @@ TOP = "mimesisbench"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     (TOP, "units", "native", "jobs", "atomic"),  # TOP: the package's __init__ (``__version__``)
-    ("trace", "profile", "hdfs"),
+    ("trace", "profile", "hdfs", "schedule"),
     ("model",),
     ("synth",),
     ("backends",),

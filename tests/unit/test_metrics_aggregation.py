@@ -12,7 +12,7 @@ from mimesisbench.monitoring.live_stats import BOUNDS_NS, N_BUCKETS, LiveTap, ag
 from mimesisbench.monitoring.live_totals import LiveTotals
 from mimesisbench.monitoring.prometheus import LE_LABELS, MetricsEndpoint
 from mimesisbench.run.lanes import Lane
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 
 def _reference_bucket(values: np.ndarray) -> np.ndarray:

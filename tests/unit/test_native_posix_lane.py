@@ -36,9 +36,9 @@ from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.lanes import Lane, binary_buffers, run_native_lane, run_sync_lane
 from mimesisbench.run.partition import plan_partition
 from mimesisbench.run.phase1 import build_namespace
-from mimesisbench.run.schedule import load_schedule
 from mimesisbench.run.worker import WorkerSpec, run_worker_inline
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.format import OpCode
 from tests.unit.test_run_failures import InterruptingEngine
 from tests.unit.test_run_schedules import workload
 

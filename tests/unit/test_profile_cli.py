@@ -51,7 +51,7 @@ def test_show_demo_prints_the_papers_means(capsys: pytest.CaptureFixture[str]) -
     [
         ('{"bogus": 1}', "error: invalid profile", 4),
         ("{not json", "not valid JSON", 4),
-        (None, "profile not found", 4),
+        (None, "profile not found", 3),
     ],
 )
 def test_errors_exit_non_zero_without_traceback(tmp_path: Path, content: str | None, fragment: str, code: int) -> None:
@@ -80,3 +80,28 @@ def test_import_of_bad_source_fails_cleanly(tmp_path: Path, capsys: pytest.Captu
 def test_import_needs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(["profile", "import", str(tmp_path)], capsys)
     assert code == 2 and "-o" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["profile", "show", "{missing}"],
+        ["generate", "{missing}", "-o", "{out}"],
+        ["generate", "{missing_zip}", "-o", "{out}"],
+        ["profile", "import", "{missing_zip}", "-o", "{out}"],
+    ],
+)
+def test_a_missing_profile_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    names = {"missing": str(tmp_path / "nope.json"), "missing_zip": str(tmp_path / "nope.zip")}
+    names["out"] = str(tmp_path / "o")
+    code, out, err = _run([a.format(**names) for a in argv], capsys)
+    assert code == 3, err
+    assert "not found" in err and "Traceback" not in out + err
+    assert not (tmp_path / "o").exists()
+
+
+def test_validate_with_a_missing_profile_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sched = tmp_path / "s"
+    assert _run(["generate", "demo", "--seed", "1", "--duration", "2s", "-o", str(sched)], capsys)[0] == 0
+    code, _, err = _run(["validate", str(sched), "--profile", str(tmp_path / "nope.json")], capsys)
+    assert code == 3 and "profile not found" in err

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mimesisbench.cli.main import main
-from mimesisbench.errors import ProfileError
+from mimesisbench.errors import InputError, ProfileError
 from mimesisbench.profile.io import load_profile, profile_to_json, tree_file_path
 from mimesisbench.profile.schema import WorkloadProfile
 from mimesisbench.synth.legacy2014 import NOT_DELETED_MS, import_2014, parse_properties, save_imported
@@ -304,7 +304,7 @@ def test_missing_common_key_is_named(tmp_path: Path) -> None:
 
 
 def test_missing_source_and_not_a_profile(tmp_path: Path) -> None:
-    with pytest.raises(ProfileError, match="not found"):
+    with pytest.raises(InputError, match="not found"):
         import_2014(tmp_path / "nope.zip")
     (tmp_path / "junk.zip").write_text("not a zip")
     with pytest.raises(ProfileError, match="not a zip"):
@@ -323,3 +323,37 @@ def test_histogram_values_are_the_keys(tmp_path: Path) -> None:
     span = profile.types[0].active_span
     assert span is not None
     np.testing.assert_allclose(span.cdf([1000.0, 2000.0]), [0.25, 1.0])
+
+
+def test_a_zip_bomb_is_refused_unpacked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mimesisbench.synth.legacy2014 as legacy
+
+    folder = _write_source(tmp_path)
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted(folder.iterdir()):
+            data = f.read_bytes()
+            if f.name.endswith(".namespace"):
+                data += b"/a/\n" * (1 << 20)  # 4 MiB of directories, a few kB packed
+            zf.writestr(f"old.properties/{f.name}", data)
+    monkeypatch.setattr(legacy, "MAX_MEMBER_BYTES", 1 << 20)
+    with pytest.raises(ProfileError, match="unpacks to more than 1 MiB"):
+        import_2014(archive)
+    monkeypatch.setattr(legacy, "MAX_MEMBER_BYTES", 256 << 20)
+    monkeypatch.setattr(legacy, "MAX_TOTAL_BYTES", 2 << 20)
+    with pytest.raises(ProfileError, match="unpacks to more than"):
+        import_2014(archive)
+
+
+def test_a_missing_2014_profile_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found") as info:
+        import_2014(tmp_path / "nope.zip")
+    assert info.value.exit_code == 3
+
+
+def test_too_many_types_are_refused(tmp_path: Path) -> None:
+    folder = _write_source(tmp_path)
+    common = folder / "old.properties.common"
+    common.write_text(common.read_text().replace("FILE_TYPES = 2", "FILE_TYPES = 100000"))
+    with pytest.raises(ProfileError, match="FILE_TYPES must lie in 1..1000"):
+        import_2014(folder)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mimesisbench.cli.cmd_profile import demo_profile_path
-from mimesisbench.errors import ProfileError
+from mimesisbench.errors import InputError, ProfileError
 from mimesisbench.profile.io import load_profile
 
 Doc = dict[str, Any]
@@ -46,6 +46,19 @@ CASES = [
     (_set(["types", 0, "create_interarrival"], None), "types[0].create_interarrival"),
     (_set(["types", 1, "id"], 1), "types[*].id"),
     (_set(["types", 0, "span_population"], "some"), "types[0].span_population"),
+    # limits: hostile values are refused naming the key, never overflow a table or exhaust memory
+    (_set(["types", 1, "id"], 70000), "types[1].id: Input should be less than or equal to 32767"),
+    (_set(["types", 0, "pre_existing"], 10**12), "types[0].pre_existing: Input should be less than or equal to"),
+    (_set(["total_creates"], 10**12), "total_creates: Input should be less than or equal to"),
+    (_set(["window_ms"], 10**18), "window_ms: Input should be less than or equal to"),
+    (_set(["op_mix", "mkdirs_per_create"], 1e9), "op_mix.mkdirs_per_create: Input should be less than or equal"),
+    (_set(["op_mix", "getfileinfo_per_access"], 1e12), "op_mix.getfileinfo_per_access"),
+    (_set(["op_mix", "dir_list_per_access"], 1e10), "op_mix.dir_list_per_access"),
+    (_set(["types", 0, "observed"], {"popularity": {"values": [1.0, 1e15], "weights": [0.5, 0.5]}}),
+     "types[0].observed.popularity.values"),
+    (_set(["types", 0, "access_interarrival"], {"values": [1.0, 1e300], "weights": [0.5, 0.5]}),
+     "types[0].access_interarrival.values"),
+    (_set(["namespace", "directories"], 10**15), "namespace.directories"),
 ]
 
 
@@ -66,5 +79,23 @@ def test_not_json_and_missing(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("{not json")
     with pytest.raises(ProfileError, match="not valid JSON"):
         load_profile(tmp_path / "x.json")
-    with pytest.raises(ProfileError, match="profile not found"):
+    with pytest.raises(InputError, match="profile not found") as info:
         load_profile(tmp_path / "missing.json")
+    assert info.value.exit_code == 3 and not isinstance(info.value, ProfileError)
+
+
+def test_deeply_nested_json_is_an_invalid_profile(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"name": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ProfileError, match="nested too deeply"):
+        load_profile(path)
+
+
+def test_the_total_number_of_files_is_bounded(demo_doc: Doc, tmp_path: Path) -> None:
+    doc = copy.deepcopy(demo_doc)
+    doc["total_creates"] = 6 * 10**8
+    doc["types"][0]["pre_existing"] = 6 * 10**8
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError, match="total_creates: 1,200,000,0.. files created and pre-existing in all"):
+        load_profile(path)

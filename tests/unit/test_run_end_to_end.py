@@ -15,8 +15,9 @@ from mimesisbench.errors import SafetyError
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import RunReport, run_benchmark
-from mimesisbench.run.schedule import event_paths, load_schedule
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.paths import event_paths
 from tests.unit.test_run_schedules import workload
 
 OPS_KEYS = ("issued", "succeeded", "failed", "errors", "throughput_ops_per_s", "latency_ms", "service_ms", "lateness_ms")

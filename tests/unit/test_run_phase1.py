@@ -19,7 +19,8 @@ from mimesisbench.run.phase1 import (
     marker_text,
     read_marker_state,
 )
-from mimesisbench.run.schedule import load_schedule, namespace_paths
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.paths import namespace_paths
 from tests.unit.test_run_schedules import workload
 
 

@@ -1,4 +1,4 @@
-"""Small schedules written straight in the format of ``synth.format`` (helpers for the run
+"""Small schedules written straight in the format of ``schedule.format`` (helpers for the run
 tests), and tests of how a schedule is read, turned into paths and split between workers."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import pytest
 
 from mimesisbench.errors import ConfigError, SafetyError, ScheduleError
 from mimesisbench.run.partition import lane_of, plan_partition, worker_expr
-from mimesisbench.run.schedule import event_paths, load_schedule, namespace_paths, owner_columns
-from mimesisbench.synth import format as fmt
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule import format as fmt
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.paths import event_paths, namespace_paths, owner_columns
 
 Dir = tuple[int, int, int, int, str, bool]  # dir_id, parent_id, depth, type, path, pre_existing
 File = tuple[int, int, int, bool]  # file_id, type, dir_id, pre_existing
@@ -163,7 +164,11 @@ def test_dotdot_paths_are_refused(tmp_path: Path) -> None:
 
     dirs: list[Dir] = [(0, -1, 0, 0, "/", True), (1, 0, 1, 1, "/../escape", True)]
     root = write_schedule(tmp_path / "s", dirs, [(0, 1, 1, True)], [(0, OpCode.OPEN, 1, 0, 0)])
-    sched = load_schedule(root)
+    # the reader refuses before anything is created ...
+    with pytest.raises(ScheduleError, match=r"directories.parquet column path: '/\.\./escape'"):
+        load_schedule(root)
+    # ... and the backend still refuses such a path on its own
     backend = PosixBackend(f"posix:{tmp_path / 'base'}")
     with pytest.raises(SafetyError, match=r"\.\."):
-        backend.native_paths(event_paths(sched)["path"])
+        backend.native_paths(pl.Series("path", ["/../escape/t1_0"]))
+    assert not (tmp_path / "base").exists()

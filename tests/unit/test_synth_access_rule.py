@@ -11,21 +11,22 @@ from test_synth_helpers import exp_dist, make_profile
 from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.io import profile_hash
 from mimesisbench.profile.schema import WorkloadProfile
+from mimesisbench.schedule import read_schedule
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.fidelity import validate_profile
-from mimesisbench.synth.format import OpCode
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
 from mimesisbench.synth.options import GenerateOptions
-from mimesisbench.synth.schedule import Schedule, generate_schedule
-from mimesisbench.synth.store import manifest_for, read_schedule, write_schedule
+from mimesisbench.synth.schedule import GeneratedSchedule, generate_schedule
+from mimesisbench.synth.store import manifest_for, write_schedule
 
 
-def _validate(s: Schedule, profile: WorkloadProfile) -> dict:  # type: ignore[type-arg]
+def _validate(s: GeneratedSchedule, profile: WorkloadProfile) -> dict:  # type: ignore[type-arg]
     with tempfile.TemporaryDirectory() as tmp:
         out = write_schedule(s, Path(tmp) / "s", manifest_for(s, profile_hash=profile_hash(profile), seed_source="given"))
         return validate_profile(read_schedule(out), profile)
 
 
-def _accesses(s: Schedule, type_id: int) -> tuple[np.ndarray, np.ndarray]:
+def _accesses(s: GeneratedSchedule, type_id: int) -> tuple[np.ndarray, np.ndarray]:
     """(file, time_us) of the type's accesses, sorted by file then time."""
     mask = np.isin(s.op, [OpCode.OPEN, OpCode.LIST_FILE]) & (s.file_type[s.target] == type_id)
     target, times = s.target[mask].astype(np.int64), s.time_us[mask]

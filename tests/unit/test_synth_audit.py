@@ -11,11 +11,11 @@ import polars as pl
 import pytest
 from test_synth_helpers import make_profile
 
+from mimesisbench.schedule import Schedule, read_schedule
 from mimesisbench.synth.audit import export_audit, schedule_to_events
 from mimesisbench.synth.fidelity import read_trace_events, validate_trace
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_to
-from mimesisbench.synth.store import ScheduleTables, read_schedule
 
 LINE = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO FSNamesystem\.audit: allowed=true\tugi=mimesis \(auth:SIMPLE\)"
@@ -25,13 +25,13 @@ LINE = re.compile(
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory: pytest.TempPathFactory) -> ScheduleTables:
+def tables(tmp_path_factory: pytest.TempPathFactory) -> Schedule:
     out = tmp_path_factory.mktemp("audit") / "s"
     generate_to(make_profile(n=800, pre=(100, 100, 20)), out, GenerateOptions(), 23)
     return read_schedule(out)
 
 
-def test_lines_have_the_namenode_format(tables: ScheduleTables) -> None:
+def test_lines_have_the_namenode_format(tables: Schedule) -> None:
     buf = io.StringIO()
     n = export_audit(tables, buf, base="/bench/", start=dt.datetime(2020, 5, 6, 7, 8, 9))
     lines = buf.getvalue().splitlines()
@@ -41,7 +41,7 @@ def test_lines_have_the_namenode_format(tables: ScheduleTables) -> None:
     assert lines[0].startswith("2020-05-06 07:08:")
 
 
-def test_export_parses_back_to_the_same_events(tables: ScheduleTables, tmp_path: Path) -> None:
+def test_export_parses_back_to_the_same_events(tables: Schedule, tmp_path: Path) -> None:
     log = tmp_path / "audit.log"
     with log.open("w") as out:
         export_audit(tables, out, base="/bench", with_namespace=True)
@@ -54,7 +54,7 @@ def test_export_parses_back_to_the_same_events(tables: ScheduleTables, tmp_path:
     assert (parsed.get_column("time_ms") - t0).equals(mine.get_column("time_ms"))
 
 
-def test_schedule_to_events_materialises_renames(tables: ScheduleTables) -> None:
+def test_schedule_to_events_materialises_renames(tables: Schedule) -> None:
     ev = schedule_to_events(tables)
     renames = ev.filter(pl.col("op") == "rename")
     assert renames.height > 0
@@ -64,7 +64,7 @@ def test_schedule_to_events_materialises_renames(tables: ScheduleTables) -> None
     assert ev.filter(pl.col("op") != "rename").get_column("dst").null_count() == ev.height - renames.height
 
 
-def test_validate_against_its_own_trace_is_perfect(tables: ScheduleTables) -> None:
+def test_validate_against_its_own_trace_is_perfect(tables: Schedule) -> None:
     report = validate_trace(tables, schedule_to_events(tables))
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_depth", "ks_activation"):
         assert report[key] == 0.0, key

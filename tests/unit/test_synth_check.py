@@ -10,31 +10,31 @@ import polars as pl
 import pytest
 from test_synth_helpers import make_profile
 
+from mimesisbench.schedule import Schedule, read_schedule
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.check import check_schedule
-from mimesisbench.synth.format import OpCode
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_to
-from mimesisbench.synth.store import ScheduleTables, read_schedule
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory: pytest.TempPathFactory) -> ScheduleTables:
+def tables(tmp_path_factory: pytest.TempPathFactory) -> Schedule:
     out = tmp_path_factory.mktemp("check") / "s"
     mix = {"file_renames_per_create": 0.3, "mkdirs_per_create": 0.1, "dir_renames_per_create": 0.1}
     generate_to(make_profile(mix=mix), out, GenerateOptions(), 17)
     return read_schedule(out)
 
 
-def _with_events(tables: ScheduleTables, events: pl.DataFrame) -> ScheduleTables:
+def _with_events(tables: Schedule, events: pl.DataFrame) -> Schedule:
     events = events.with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).alias("seq"))
     return replace(tables, events=events)
 
 
-def test_the_generated_schedule_passes(tables: ScheduleTables) -> None:
+def test_the_generated_schedule_passes(tables: Schedule) -> None:
     assert check_schedule(tables).ok
 
 
-def test_an_open_after_the_delete_is_caught(tables: ScheduleTables) -> None:
+def test_an_open_after_the_delete_is_caught(tables: Schedule) -> None:
     ev = tables.events
     row = int(np.flatnonzero(ev.get_column("op").to_numpy() == OpCode.DELETE)[0])
     ghost = ev.slice(row, 1).with_columns(pl.lit(int(OpCode.OPEN), dtype=pl.UInt8).alias("op"))
@@ -44,7 +44,7 @@ def test_an_open_after_the_delete_is_caught(tables: ScheduleTables) -> None:
     assert "does not exist" in result.message
 
 
-def test_an_access_before_the_create_is_caught(tables: ScheduleTables) -> None:
+def test_an_access_before_the_create_is_caught(tables: Schedule) -> None:
     ev = tables.events
     op = ev.get_column("op").to_numpy()
     row = int(np.flatnonzero(op == OpCode.CREATE)[0])
@@ -56,7 +56,7 @@ def test_an_access_before_the_create_is_caught(tables: ScheduleTables) -> None:
     assert not result.ok and result.first_invalid == 0
 
 
-def test_a_stale_generation_after_a_rename_is_caught(tables: ScheduleTables) -> None:
+def test_a_stale_generation_after_a_rename_is_caught(tables: Schedule) -> None:
     ev = tables.events
     op = ev.get_column("op").to_numpy()
     target = ev.get_column("target").to_numpy()
@@ -73,7 +73,7 @@ def test_a_stale_generation_after_a_rename_is_caught(tables: ScheduleTables) -> 
     assert not result.ok and result.first_invalid == row, (result, target[row])
 
 
-def test_time_going_backwards_is_caught(tables: ScheduleTables) -> None:
+def test_time_going_backwards_is_caught(tables: Schedule) -> None:
     ev = tables.events
     swapped = pl.concat([ev.slice(1, 1).with_columns(pl.lit(10**9, dtype=pl.Int64).alias("time_us")), ev.slice(2)])
     result = check_schedule(_with_events(tables, swapped))

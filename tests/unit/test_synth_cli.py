@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 from test_synth_helpers import make_profile
 
 from mimesisbench.cli.main import main
 from mimesisbench.profile.io import profile_hash, save_profile
-from mimesisbench.synth.format import DIRECTORIES, EVENTS, FILES, MANIFEST
+from mimesisbench.schedule.format import DIRECTORIES, EVENTS, FILES, MANIFEST
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -64,6 +66,16 @@ def test_a_random_seed_is_drawn_and_recorded(profile_file: Path, tmp_path: Path,
         (["--duration", "soon"], "--duration"),
         (["--scale-files", "0"], "--scale-files"),
         (["--span-scale", "-3"], "--span-scale"),
+        (["--time-scale", "nan"], "--time-scale"),
+        (["--time-scale", "inf"], "--time-scale"),
+        (["--time-scale", "1e300"], "--time-scale"),
+        (["--span-scale", "nan"], "--span-scale"),
+        (["--span-scale", "inf"], "--span-scale"),
+        (["--scale-files", "1e12"], "--scale-files"),
+        (["--scale-files", "nan"], "--scale-files"),
+        (["--scale-type", "1=1e12"], "--scale-type"),
+        (["--scale-type", "1=inf"], "--scale-type"),
+        (["--duration", "1000000000d"], "--duration"),
     ],
 )
 def test_bad_options_fail_naming_the_option_and_write_nothing(
@@ -76,19 +88,28 @@ def test_bad_options_fail_naming_the_option_and_write_nothing(
     assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
 
 
-def test_a_failure_while_writing_leaves_nothing(
+def test_a_full_disk_exits_3_with_a_message_and_leaves_nothing(
     profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mimesisbench.synth.store as store
+    from mimesisbench.synth import store
 
     def boom(*_a: object, **_k: object) -> None:
-        raise OSError(28, "No space left on device")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store, "_write_events", boom)
     out = tmp_path / "half"
-    with pytest.raises(OSError):
-        main(["generate", str(profile_file), "--seed", "1", "-o", str(out)])
-    assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
+    monkeypatch.setattr(store, "_write_events", boom)
+    code, _, err = _run(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)
+    assert code == 3 and "no space left" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["profile.json"]
+    # a schedule already there stays whole and valid when replacing it fails
+    monkeypatch.undo()
+    assert _run(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    monkeypatch.setattr(store, "_write_events", boom)
+    code, _, err = _run(["generate", str(profile_file), "--seed", "2", "-o", str(out)], capsys)
+    assert code == 3 and "no space left" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["half", "profile.json"]
 
 
 def test_a_profile_missing_a_distribution_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,3 +170,117 @@ def test_no_gap_balance_is_recorded_and_changes_the_pre_existing_gaps(
         assert code == 0
         reports[name] = json.loads(stdout)
     assert reports["on"]["types"]["1"]["ks_interarrival"] < reports["off"]["types"]["1"]["ks_interarrival"] - 0.02
+
+
+def _with_tree(tmp_path: Path, lines: list[str], tree_name: str = "p.dirs.txt") -> Path:
+    profile = make_profile(n=600, pre=(60, 40, 10))
+    ns = profile.namespace.model_copy(update={"tree_file": tree_name})
+    path = save_profile(profile.model_copy(update={"namespace": ns}), tmp_path / "p.json")
+    if not tree_name.startswith(".."):
+        (tmp_path / tree_name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_tree_file_outside_the_profiles_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "secret.txt").write_text("/a\n/b\n")
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    path = _with_tree(inner, [], tree_name="../secret.txt")
+    for name in ("../secret.txt", "../../../../etc/passwd", "/etc/passwd"):
+        data = json.loads(path.read_text())
+        data["namespace"]["tree_file"] = name
+        path.write_text(json.dumps(data))
+        code, _, err = _run(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
+        assert code == 4 and "namespace.tree_file" in err and "outside the profile's directory" in err, err
+        assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("bad", ["/a/../../etc", "/a//b", "/a/./b", "/a/b\x00c", ".."])
+def test_unsafe_tree_entries_are_refused_by_generate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str
+) -> None:
+    path = _with_tree(tmp_path, ["/", "/a", bad, "/c"])
+    code, _, err = _run(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
+    assert code == 4 and "namespace.tree_file" in err and "entry 3" in err, err
+    assert not (tmp_path / "s").exists()
+
+
+def test_types_prune_the_namespace_to_the_directories_their_files_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mimesisbench.schedule import read_schedule
+    from mimesisbench.synth.check import check_schedule
+
+    lines = ["/"] + [f"/p{i}" for i in range(40)] + [f"/p{i}/q{k}" for i in range(40) for k in range(5)]
+    path = _with_tree(tmp_path, lines)
+    full_count = len(lines)
+    runs = {
+        "all": [],
+        "pruned": ["--types", "3"],  # 10 pre-existing files
+        "full": ["--types", "3", "--full-namespace"],
+    }
+    for name, extra in runs.items():
+        code, out, err = _run(["generate", str(path), "--seed", "4", *extra, "-o", str(tmp_path / name)], capsys)
+        assert code == 0, err
+    manifests = {n: json.loads((tmp_path / n / MANIFEST).read_text()) for n in runs}
+    assert manifests["all"]["namespace"] == {
+        "pruned": False, "tree_directories": full_count, "pre_existing_directories": full_count
+    }
+    assert manifests["full"]["namespace"]["pre_existing_directories"] == full_count
+    assert manifests["full"]["options"]["full_namespace"] is True
+    pruned = manifests["pruned"]["namespace"]
+    assert pruned["pruned"] is True and pruned["tree_directories"] == full_count
+    assert pruned["pre_existing_directories"] <= 1 + 2 * 10  # the root, <= 10 used and their parents
+    tables = read_schedule(tmp_path / "pruned")
+    dirs = tables.directories.filter(pl.col("pre_existing"))
+    assert dirs.height == pruned["pre_existing_directories"]
+    used = set(tables.files.get_column("dir_id").to_list())
+    parent = dict(zip(dirs.get_column("dir_id").to_list(), dirs.get_column("parent_id").to_list()))
+    needed = set()
+    for d in used:
+        while d >= 0 and d not in needed:
+            needed.add(d)
+            d = parent[d]
+    assert set(parent) == needed  # exactly the used directories and their ancestors
+    assert check_schedule(tables).ok
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        (("types", 2, "id"), 70000, "types[2].id"),
+        (("types", 0, "pre_existing"), 10**12, "types[0].pre_existing"),
+        (("op_mix", "mkdirs_per_create"), 1e12, "op_mix.mkdirs_per_create"),
+        (("types", 1, "observed"), {"popularity": {"values": [1.0, 1e15], "weights": [0.5, 0.5]}},
+         "types[1].observed.popularity.values"),
+    ],
+)
+def test_hostile_profiles_exit_4_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: tuple[object, ...], value: object, named: str
+) -> None:
+    data = json.loads(make_profile().model_dump_json())
+    target = data
+    for part in key[:-1]:
+        target = target[part]
+    target[key[-1]] = value
+    bad = tmp_path / "hostile.json"
+    bad.write_text(json.dumps(data))
+    code, out, err = _run(["generate", str(bad), "-o", str(tmp_path / "s")], capsys)
+    assert code == 4 and named in err and "Traceback" not in out + err
+    assert not (tmp_path / "s").exists()
+
+
+def test_running_out_of_memory_is_a_clear_error(
+    profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mimesisbench.synth import pipeline
+
+    def greedy(*_a: object, **_k: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(pipeline, "generate_schedule", greedy)
+    code, out, err = _run(["generate", str(profile_file), "-o", str(tmp_path / "s")], capsys)
+    assert code == 7 and "not enough memory" in err and "Traceback" not in out + err
+    assert not (tmp_path / "s").exists()

@@ -10,14 +10,14 @@ import pytest
 from test_synth_helpers import exp_dist, make_profile
 
 from mimesisbench.errors import ConfigError, ScheduleError
+from mimesisbench.schedule import read_schedule
+from mimesisbench.schedule.format import DIRECTORIES, EVENTS, FILES, OpCode
 from mimesisbench.synth.check import check_schedule
 from mimesisbench.synth.fidelity import validate_profile
-from mimesisbench.synth.format import DIRECTORIES, EVENTS, FILES, OpCode
 from mimesisbench.synth.kstats import ks_distance
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_to
 from mimesisbench.synth.schedule import generate_schedule
-from mimesisbench.synth.store import read_schedule
 from mimesisbench.synth.streams import Sampler
 
 

@@ -11,11 +11,11 @@ from test_synth_helpers import make_profile
 
 from mimesisbench.profile.io import save_profile
 from mimesisbench.profile.schema import NamespaceShape
+from mimesisbench.schedule import read_schedule
 from mimesisbench.synth.namespace import assign_types, largest_remainder, synthetic_tree, tree_from_paths
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_from_file
 from mimesisbench.synth.schedule import generate_schedule
-from mimesisbench.synth.store import read_schedule
 
 
 def test_largest_remainder_sums_and_is_proportional() -> None:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_synth_helpers import make_profile
 
 from mimesisbench.errors import ConfigError
+from mimesisbench.profile.distribution import Distribution
 from mimesisbench.synth.scaling import isolate, scale_files, scale_span, scale_time, scale_type
 
 
@@ -76,3 +80,37 @@ def test_isolate_renormalises_weights() -> None:
 def test_bad_scales_name_the_option(call, option: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError, match=option):
         call(make_profile())
+
+
+def _fitted_like() -> object:
+    """A profile whose distributions are fitted from tie-heavy samples, as fitted from audit logs
+    (millisecond timestamps give many equal gaps), plus a table with the ``(x - 1 ulp, x)``
+    pairs that profiles fitted by earlier versions hold."""
+    rng = np.random.default_rng(8)
+
+    def tied(mean: float) -> Distribution:
+        return Distribution.from_samples(np.round(rng.exponential(mean, 3000)), points=64)
+
+    legacy = Distribution(
+        values=[0.0, float(np.nextafter(250.0, 0.0)), 250.0, 4000.0], weights=[0.1, 0.3, 0.3, 0.3]
+    )
+    p = make_profile(f_mean=(15.0, 30.0, 20.0))
+    types = [
+        t.model_copy(
+            update={"active_span": tied(20.0), "access_interarrival": legacy if t.id == 2 else tied(3.0),
+                    "activation_delay": tied(5.0)}
+        )
+        for t in p.types
+    ]
+    return p.model_copy(update={"types": types})
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(factor=st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False))
+def test_time_and_span_scaling_of_fitted_profiles_work_for_any_factor(factor: float) -> None:
+    p = _fitted_like()
+    q = scale_time(p, factor)  # validated on the way out: no "values must be ascending"
+    r = scale_span(p, factor)
+    for t, tq, tr in zip(p.types, q.types, r.types):
+        assert tq.access_interarrival.mean() == pytest.approx(t.access_interarrival.mean() * factor, rel=1e-9)
+        assert tr.active_span.mean() == pytest.approx(t.active_span.mean() * factor, rel=1e-9)

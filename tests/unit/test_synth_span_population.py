@@ -15,12 +15,13 @@ from test_synth_helpers import exp_dist, make_profile
 from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.io import profile_hash, profile_to_json
 from mimesisbench.profile.schema import WorkloadProfile
+from mimesisbench.schedule import read_schedule
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.fidelity import validate_profile
-from mimesisbench.synth.format import OpCode
 from mimesisbench.synth.kstats import ks_distance
 from mimesisbench.synth.options import GenerateOptions
-from mimesisbench.synth.schedule import Schedule, generate_schedule
-from mimesisbench.synth.store import manifest_for, read_schedule, write_schedule
+from mimesisbench.synth.schedule import GeneratedSchedule, generate_schedule
+from mimesisbench.synth.store import manifest_for, write_schedule
 from mimesisbench.synth.streams import Sampler
 
 #: interarrivals twice as long as the spans: the closing rule cannot keep F_j for these files
@@ -43,7 +44,7 @@ def _profile(population: str, pre: int = 20_000, **overrides: object) -> Workloa
     return make_profile(**spec)  # type: ignore[arg-type]
 
 
-def _per_file(s: Schedule, type_id: int) -> dict[str, np.ndarray]:
+def _per_file(s: GeneratedSchedule, type_id: int) -> dict[str, np.ndarray]:
     """Gaps and spans (ms) of the type's pre-existing and created files."""
     mask = np.isin(s.op, [OpCode.OPEN, OpCode.LIST_FILE]) & (s.file_type[s.target] == type_id)
     target, times = s.target[mask].astype(np.int64), s.time_us[mask]
@@ -65,7 +66,7 @@ def _per_file(s: Schedule, type_id: int) -> dict[str, np.ndarray]:
     }
 
 
-def _validate(s: Schedule, profile: WorkloadProfile) -> dict:  # type: ignore[type-arg]
+def _validate(s: GeneratedSchedule, profile: WorkloadProfile) -> dict:  # type: ignore[type-arg]
     with tempfile.TemporaryDirectory() as tmp:
         out = write_schedule(s, Path(tmp) / "s", manifest_for(s, profile_hash=profile_hash(profile), seed_source="given"))
         return validate_profile(read_schedule(out), profile)

@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 
 class Outcome(IntEnum):

@@ -45,7 +45,7 @@ import polars as pl
 
 from mimesisbench.backends.base import Backend, Capabilities, Outcome
 from mimesisbench.backends.memory import MemoryBackend
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 #: a fresh backend (set up, connected, empty) and the callable that removes what it made
 BackendFactory = Callable[[], tuple[Backend, Callable[[], None]]]

@@ -34,7 +34,7 @@ from mimesisbench.backends import safety
 from mimesisbench.backends.base import Backend, NativeLaneRunner, SyncOp
 from mimesisbench.errors import ConfigError, SafetyError
 from mimesisbench.native import native_module
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 _CREATE_FLAGS = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -70,6 +70,13 @@ def _load(profile_arg: str, flat: bool) -> tuple[Any, Any]:
 @click.option("--duration", default=None, metavar="D", help="Window: 20s, 10m, 1h or ms (default: the profile's).")
 @click.option("--flat", is_flag=True, help="All files in one directory (the root).")
 @click.option(
+    "--full-namespace",
+    "full_namespace",
+    is_flag=True,
+    help="Keep every directory of the tree; by default --types and --scale-files < 1 keep only the "
+    "directories the schedule's files use and their ancestors.",
+)
+@click.option(
     "--no-gap-balance",
     "no_gap_balance",
     is_flag=True,
@@ -86,6 +93,7 @@ def generate_cmd(
     types: str | None,
     duration: str | None,
     flat: bool,
+    full_namespace: bool,
     no_gap_balance: bool,
     seed: int | None,
     output: Path,
@@ -108,14 +116,21 @@ def generate_cmd(
         duration_ms=duration_ms,
         flat=flat,
         balance_gaps=not no_gap_balance,
+        full_namespace=full_namespace,
     )
     prof, tree = _load(profile, flat)
     path, schedule, manifest = generate_to(prof, output, options, seed, tree)
     counts = manifest["counts"]
-    assert isinstance(counts, dict)
+    ns_info = manifest["namespace"]
+    assert isinstance(counts, dict) and isinstance(ns_info, dict)
+    pruned = (
+        f" (pruned from {ns_info['tree_directories']:,}; --full-namespace keeps them all)"
+        if ns_info["pruned"] and ns_info["tree_directories"] != ns_info["pre_existing_directories"]
+        else ""
+    )
     click.echo(
         f"wrote {path}: {counts['events']:,} operations on {counts['files']:,} files "
-        f"({counts['pre_existing_files']:,} pre-existing) in {counts['directories']:,} directories, "
+        f"({counts['pre_existing_files']:,} pre-existing) in {counts['directories']:,} directories{pruned}, "
         f"window {schedule.window_ms:,} ms, seed {schedule.seed}"
     )
 
@@ -129,8 +144,8 @@ def generate_cmd(
 @click.option("--with-namespace", is_flag=True, help="Also write phase 1 (mkdirs and creates) at t0.")
 def export_audit_cmd(schedule: Path, output_text: str | None, base: str, start: str | None, with_namespace: bool) -> None:
     """Write SCHEDULE as an HDFS NameNode audit log."""
+    from mimesisbench.schedule import read_schedule
     from mimesisbench.synth.audit import DEFAULT_START, export_audit
-    from mimesisbench.synth.store import read_schedule
 
     if base and not base.startswith("/"):
         raise ConfigError(f"--base: must be an absolute path, got {base!r}")
@@ -184,8 +199,8 @@ def validate_cmd(
     schedule: Path, more_traces: tuple[Path, ...], profile: str | None, traces: tuple[Path, ...], as_json: bool
 ) -> None:
     """Report how faithfully SCHEDULE reproduces a profile or a trace (KS distances)."""
+    from mimesisbench.schedule import read_schedule
     from mimesisbench.synth.fidelity import read_trace_events, validate_profile, validate_trace
-    from mimesisbench.synth.store import read_schedule
 
     all_traces = list(traces) + list(more_traces)
     if more_traces and not traces:

@@ -42,7 +42,7 @@ def _report(console: Console, report: object) -> None:
 
 
 @click.command("run")
-@click.argument("schedule", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("schedule", type=click.Path(path_type=Path))
 @click.option("--backend", "-b", required=True, help="posix:/dir, hdfs://host:port/dir, memory or null.")
 @click.option(
     "--workers",

@@ -37,7 +37,7 @@ from mimesisbench.jobs import (
     WorkerResult,
     tighten_timer_slack,
 )
-from mimesisbench.synth import format as fmt
+from mimesisbench.schedule import format as fmt
 
 SCHEDULE_FILES = (fmt.MANIFEST, fmt.DIRECTORIES, fmt.FILES, fmt.EVENTS)
 #: an actor's private directory: ``<tmp>/mimesisbench-ray-<pid>-w<index>-<random>``

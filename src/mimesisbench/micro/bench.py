@@ -16,7 +16,7 @@ from mimesisbench.micro.config import MicroConfig
 from mimesisbench.micro.plan import MicroPlan, make_plan
 from mimesisbench.micro.runner import Timings, run_batch
 from mimesisbench.micro.stats import error_counts, summarize
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 #: closed-loop clients for the untimed preparation when the config does not say
 PREPARE_CONCURRENCY_SYNC = 16

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mimesisbench.errors import ConfigError
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 #: operation name (NNThroughputBenchmark's spelling where it has one) -> backend op code
 OPERATIONS = MappingProxyType(

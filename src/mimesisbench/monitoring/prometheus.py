@@ -36,7 +36,7 @@ from mimesisbench.backends.base import OUTCOME_LABELS
 from mimesisbench.errors import ConfigError
 from mimesisbench.monitoring.live_stats import BOUNDS_NS, TIMINGS
 from mimesisbench.monitoring.live_totals import PHASES, LiveSnapshot, LiveTotals
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 PREFIX = "mimesisbench"
 #: the ``le`` label of each finite bucket (seconds, as Prometheus prints floats)

@@ -1,19 +1,25 @@
 """Empirical distributions stored compactly and sampled continuously.
 
-A ``Distribution`` is a table of ascending ``values`` (milliseconds, or counts) with
-``weights`` that sum to 1. Its CDF is the piecewise-linear curve through the points
+A ``Distribution`` is a table of ascending (non-decreasing) ``values`` (milliseconds, or
+counts) with ``weights`` that sum to 1. Its CDF is the piecewise-linear curve through the points
 ``(values[i], cumsum(weights)[i])``: ``weights[0]`` is a point mass at ``values[0]`` and
-``weights[i]`` (i > 0) is spread uniformly over ``(values[i-1], values[i]]``. Consequences:
+``weights[i]`` (i > 0) is spread uniformly over ``(values[i-1], values[i]]``, which is a point
+mass at ``values[i]`` when the value is listed twice (the CDF jumps there). Consequences:
 
 * the CDF equals the table's cumulative weight at every listed value, so a histogram such as
   the 2014 format's (keys, weights) keeps its CDF at the keys exactly;
 * a quantile table fitted from data (``from_samples``) reproduces the data's CDF at every stored
-  quantile, ties become point masses, and draws between two stored values are continuous;
+  quantile, ties become point masses (a value listed twice), and draws between two stored values
+  are continuous;
+* multiplying every value by any positive finite factor (``scaled``) keeps the table valid:
+  rounding is monotone, so ascending values stay ascending (two values that become equal turn
+  a very steep ramp into a point mass);
 * sampling is one inverse-CDF interpolation per draw, vectorised with numpy.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -65,8 +71,8 @@ class Distribution(BaseModel):
         weights = np.asarray(self.weights, dtype=np.float64)
         if values.shape != weights.shape:
             raise ValueError(f"weights: values ({values.size}) and weights ({weights.size}) differ in length")
-        if np.any(np.diff(values) <= 0):
-            raise ValueError("values: values must be strictly ascending")
+        if np.any(np.diff(values) < 0):
+            raise ValueError("values: values must be ascending (a value listed twice is a point mass)")
         if np.any(weights < 0):
             raise ValueError("weights: weights must not be negative")
         total = float(weights.sum())
@@ -80,9 +86,9 @@ class Distribution(BaseModel):
         """Fit a quantile table from raw samples: ``points + 1`` evenly spaced quantile levels plus a
         few geometrically spaced ones in the upper tail; at most about ``2 * (points + 30)`` values.
 
-        A stored value that several samples share (a tie) is preceded by a value one ulp below
-        it, holding the CDF just below the tie, so the tie's mass is drawn as a point mass rather
-        than spread over the gap to the previous stored value.
+        A stored value that several samples share (a tie) is listed twice, the first time with
+        the CDF just below the tie, so the tie's mass is a point mass (the CDF jumps) rather than
+        spread over the gap to the previous stored value.
         """
         data = np.sort(np.asarray(samples, dtype=np.float64))
         if data.size == 0:
@@ -141,10 +147,17 @@ class Distribution(BaseModel):
         return copy
 
     def cdf(self, x: NDArray[np.floating] | float) -> FloatArray:
+        """The right-continuous CDF (at a point mass: the value after the jump), vectorised."""
         values, cdf = self.arrays()
         xs = np.asarray(x, dtype=np.float64)
-        out = np.interp(xs, values, cdf, left=0.0, right=1.0)
-        return np.where(xs < values[0], 0.0, out)
+        # hi: how many stored values are <= x; the last of them holds the CDF after any jump
+        hi = np.searchsorted(values, xs, side="right")
+        lo = np.clip(hi - 1, 0, values.size - 1)
+        up = np.clip(hi, 0, values.size - 1)
+        width = values[up] - values[lo]
+        frac = np.divide(xs - values[lo], width, out=np.zeros_like(xs), where=width > 0)
+        out = cdf[lo] + (cdf[up] - cdf[lo]) * np.clip(frac, 0.0, 1.0)
+        return np.where(hi == 0, 0.0, np.where(hi >= values.size, 1.0, out))
 
     def quantile(self, u: NDArray[np.floating] | float) -> FloatArray:
         """Inverse CDF: the value below which a share ``u`` of the mass lies (vectorised)."""
@@ -173,22 +186,29 @@ class Distribution(BaseModel):
         return float(np.dot(mids, weights))
 
     def scaled(self, factor: float) -> Distribution:
-        """The same shape with every value multiplied by ``factor`` (> 0)."""
-        if factor <= 0:
-            raise ValueError("scale factor must be positive")
-        return Distribution(values=[v * factor for v in self.values], weights=list(self.weights))
+        """The same shape with every value multiplied by ``factor`` (positive, finite).
+
+        Valid for any such factor: products of ascending values by a positive number are
+        ascending (rounding is monotone; values that meet become a point mass). Raises
+        ``ValueError`` when a product overflows to infinity."""
+        if not (math.isfinite(factor) and factor > 0):
+            raise ValueError(f"scale factor must be positive and finite, got {factor!r}")
+        with np.errstate(over="ignore", under="ignore"):
+            values = np.asarray(self.values, dtype=np.float64) * float(factor)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"scaling by {factor:g} overflows: the largest value becomes infinite")
+        return Distribution(values=values.tolist(), weights=list(self.weights))
 
 
 def _keep_ties(data: FloatArray, uniq: FloatArray, cdf: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Insert ``(nextafter(v, -inf), F(v-))`` before every tied stored value ``v`` but the first."""
+    """List every tied stored value ``v`` but the first twice: ``(v, F(v-))`` then ``(v, F(v))``,
+    a point mass of the tie's share at ``v``."""
     below = np.searchsorted(data, uniq, side="left") / data.size
     tied = (np.searchsorted(data, uniq, side="right") - np.searchsorted(data, uniq, side="left")) > 1
-    just_below = np.nextafter(uniq, -np.inf)
     insert = tied.copy()
-    insert[0] = False
-    insert[1:] &= just_below[1:] > uniq[:-1]
+    insert[0] = False  # the first value is a point mass anyway
     if not insert.any():
         return uniq, cdf
-    values = np.insert(uniq, np.flatnonzero(insert), just_below[insert])
+    values = np.insert(uniq, np.flatnonzero(insert), uniq[insert])
     cdfs = np.insert(cdf, np.flatnonzero(insert), below[insert])
     return values, cdfs

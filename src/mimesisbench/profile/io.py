@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mimesisbench.atomic import atomic_write_text
-from mimesisbench.errors import ProfileError
+from mimesisbench.errors import InputError, ProfileError
 from mimesisbench.profile.schema import WorkloadProfile
 
 
@@ -56,22 +56,36 @@ def profile_from_dict(data: Any, origin: str = "") -> WorkloadProfile:
         return WorkloadProfile.model_validate(data)
     except ValidationError as exc:
         raise ProfileError(_describe(exc, origin)) from None
+    except RecursionError:
+        raise ProfileError(f"invalid profile {origin}: nested too deeply") from None
+
+
+#: a profile file larger than this is refused unread (the imported Yahoo profile is about 32 MB)
+MAX_PROFILE_BYTES = 1 << 30
 
 
 def load_profile(path: str | Path) -> WorkloadProfile:
-    """Read a profile file (JSON). ``path`` may also be a directory holding ``profile.json``."""
+    """Read a profile file (JSON). ``path`` may also be a directory holding ``profile.json``.
+
+    A missing or unreadable file raises ``InputError`` (exit 3); a file that is not a valid
+    profile (bad JSON, nesting too deep, a key out of its limits) raises ``ProfileError`` (4)."""
     p = Path(path)
     if p.is_dir():
         p = p / "profile.json"
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_PROFILE_BYTES + 1)
     except FileNotFoundError:
-        raise ProfileError(f"profile not found: {p}") from None
+        raise InputError(f"profile not found: {p}") from None
     except OSError as exc:
-        raise ProfileError(f"cannot read profile {p}: {exc.strerror}") from None
+        raise InputError(f"cannot read profile {p}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_PROFILE_BYTES:
+        raise ProfileError(f"profile {p} is larger than {MAX_PROFILE_BYTES >> 20} MiB; not a profile")
     try:
-        data = json.loads(text, parse_constant=_constants)
-    except ValueError as exc:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_constants)
+    except RecursionError:
+        raise ProfileError(f"profile {p} is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         raise ProfileError(f"profile {p} is not valid JSON: {exc}") from None
     return profile_from_dict(data, str(p))
 
@@ -115,14 +129,23 @@ def save_profile(profile: WorkloadProfile, path: str | Path) -> Path:
 
 
 def tree_file_path(profile_path: str | Path, profile: WorkloadProfile) -> Path | None:
-    """Where the explicit directory list named by ``namespace.tree_file`` lives, if any."""
-    if profile.namespace.tree_file is None:
+    """Where the explicit directory list named by ``namespace.tree_file`` lives, if any.
+
+    It must resolve (symbolic links followed) to a regular file inside the profile's directory:
+    ``../../etc/passwd`` or an absolute path elsewhere is refused (``ProfileError``)."""
+    name = profile.namespace.tree_file
+    if name is None:
         return None
     base = Path(profile_path)
-    base_dir = base if base.is_dir() else base.parent
-    found = base_dir / profile.namespace.tree_file
+    base_dir = (base if base.is_dir() else base.parent).resolve()
+    found = (base_dir / name).resolve()
+    if not found.is_relative_to(base_dir):
+        raise ProfileError(
+            f"namespace.tree_file: {name!r} resolves to {found}, outside the profile's directory {base_dir}; "
+            "the directory list must sit beside the profile"
+        )
     if not found.is_file():
-        raise ProfileError(f"namespace.tree_file: {found} does not exist")
+        raise ProfileError(f"namespace.tree_file: {found} does not exist or is not a file")
     return found
 
 

@@ -15,6 +15,13 @@ A profile is a JSON document. Times are milliseconds. Symbols follow the paper's
 
 The generator creates ``round(w_j * n)`` files of type j by a renewal process with
 interarrivals from ``C_j``, cut at the window's end (as the 2014 generator did).
+
+Limits (checked when a profile is read, so that a hostile or corrupt profile is refused naming
+its key instead of overflowing a table or exhausting memory; docs/model.md): type ids
+``1..MAX_TYPE_ID`` (Int16 in schedules), at most ``MAX_TYPES`` types, at most ``MAX_FILES``
+files created and pre-existing (each and in all), times (window, every time distribution) at
+most ``MAX_TIME_MS``, op-mix ratios at most ``MAX_RATIO``, observed popularity at most
+``MAX_ACCESSES_PER_FILE``, namespace at most ``MAX_DIRECTORIES`` directories.
 """
 
 from __future__ import annotations
@@ -39,7 +46,26 @@ from mimesisbench.profile.distribution import Distribution
 PROFILE_FORMAT = "mimesisbench-profile"
 PROFILE_VERSION = 1
 
+#: type ids are Int16 in schedules
+MAX_TYPE_ID = 32767
+MAX_TYPES = 1000
+#: files created in the window, pre-existing files of a type, and both in all
+MAX_FILES = 10**9
+#: the window and every time distribution, ms (10**12 ms, about 31.7 years: the schedule
+#: format's ``MAX_TIME_US``)
+MAX_TIME_MS = 10**12
+#: each op-mix ratio (operations per create or per access)
+MAX_RATIO = 1000.0
+#: accesses per file in an observed popularity distribution
+MAX_ACCESSES_PER_FILE = 10**7
+MAX_DIRECTORIES = 10**8
+MAX_DEPTH = 10_000
+
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
+Ratio = Annotated[float, Field(ge=0.0, le=MAX_RATIO)]
+FileCount = Annotated[int, Field(ge=0, le=MAX_FILES)]
+
+_TIME_KEYS = ("create_interarrival", "activation_delay", "active_span", "access_interarrival", "delete_delay")
 
 
 class _Strict(BaseModel):
@@ -68,9 +94,9 @@ class GapSampling(_Strict):
 class FileType(_Strict):
     """One file type (a k-means cluster of files that behave alike)."""
 
-    id: PositiveInt
+    id: Annotated[int, Field(ge=1, le=MAX_TYPE_ID)]
     weight: Share = Field(description="w_j: share of the files created in the window")
-    pre_existing: NonNegativeInt = Field(0, description="pre_j: files of this type that exist at t0")
+    pre_existing: FileCount = Field(0, description="pre_j: files of this type that exist at t0")
     create_interarrival: Distribution | None = Field(None, description="C_j, ms")
     activation_delay: Distribution | None = Field(None, description="G_j, ms from creation (or t0) to first access")
     active_span: Distribution | None = Field(None, description="H_j, ms from first to last access")
@@ -109,16 +135,26 @@ class FileType(_Strict):
                     raise ValueError(f"{key}: type {self.id}: files are accessed but {key} is missing")
         if self.delete_share > 0 and self.delete_delay is None:
             raise ValueError(f"delete_delay: type {self.id}: delete_share > 0 needs delete_delay (D_j)")
-        for key in ("create_interarrival", "activation_delay", "active_span", "access_interarrival", "delete_delay"):
+        for key in _TIME_KEYS:
             dist = getattr(self, key)
             if dist is not None and dist.values[0] < 0:
                 raise ValueError(f"{key}.values: type {self.id}: {key} has negative times")
+            if dist is not None and dist.values[-1] > MAX_TIME_MS:
+                raise ValueError(f"{key}.values: type {self.id}: {key} exceeds {MAX_TIME_MS:.0e} ms")
+        for name, dist in self.observed.items():
+            if dist.values[0] < 0:
+                raise ValueError(f"observed.{name}.values: type {self.id}: negative values")
+            limit = MAX_ACCESSES_PER_FILE if name == "popularity" else MAX_TIME_MS
+            if dist.values[-1] > limit:
+                raise ValueError(f"observed.{name}.values: type {self.id}: values exceed {limit:.0e}")
         if self.access_gap_sampling is not None:
             key = "access_gap_sampling"
             if self.access_interarrival is None:
                 raise ValueError(f"{key}: type {self.id}: a gap sampling table needs access_interarrival (F_j)")
             if self.access_gap_sampling.distribution.values[0] < 0:
                 raise ValueError(f"{key}.distribution.values: type {self.id}: {key} has negative times")
+            if self.access_gap_sampling.distribution.values[-1] > MAX_TIME_MS:
+                raise ValueError(f"{key}.distribution.values: type {self.id}: {key} exceeds {MAX_TIME_MS:.0e} ms")
         return self
 
     @model_serializer(mode="wrap")
@@ -141,11 +177,11 @@ class OpMix(_Strict):
     ``open_share = 1 / (1 + r)``).
     """
 
-    dir_list_per_access: NonNegativeFloat = 0.0
-    mkdirs_per_create: NonNegativeFloat = 0.0
-    file_renames_per_create: NonNegativeFloat = 0.0
-    dir_renames_per_create: NonNegativeFloat = 0.0
-    getfileinfo_per_access: NonNegativeFloat = 0.0
+    dir_list_per_access: Ratio = 0.0
+    mkdirs_per_create: Ratio = 0.0
+    file_renames_per_create: Ratio = 0.0
+    dir_renames_per_create: Ratio = 0.0
+    getfileinfo_per_access: Ratio = 0.0
     observed_counts: dict[str, NonNegativeInt] = Field(
         default_factory=dict, description="operation counts in the source trace, per audit cmd"
     )
@@ -154,8 +190,12 @@ class OpMix(_Strict):
 class NamespaceShape(_Strict):
     """The shape of the directory tree. Depth 0 is the root; a file in the root is at depth 1."""
 
-    directories: NonNegativeInt = Field(description="number of directories, root included")
-    dirs_per_depth: list[NonNegativeInt] = Field(default_factory=list, description="directories at depth 0, 1, ...")
+    directories: Annotated[int, Field(ge=0, le=MAX_DIRECTORIES)] = Field(
+        description="number of directories, root included"
+    )
+    dirs_per_depth: list[NonNegativeInt] = Field(
+        default_factory=list, max_length=MAX_DEPTH + 1, description="directories at depth 0, 1, ..."
+    )
     subdirs_per_dir: Distribution | None = Field(None, description="distribution of subdirectories per directory")
     files_at_depth: dict[int, Share] = Field(default_factory=dict, description="share of files at each depth")
     tree_file: str | None = Field(
@@ -164,6 +204,11 @@ class NamespaceShape(_Strict):
 
     @model_validator(mode="after")
     def _shares(self) -> NamespaceShape:
+        sub = self.subdirs_per_dir
+        if sub is not None and (sub.values[0] < 0 or sub.values[-1] > MAX_DIRECTORIES):
+            raise ValueError(f"subdirs_per_dir.values: must lie in [0, {MAX_DIRECTORIES:.0e}]")
+        if self.files_at_depth and max(self.files_at_depth) > MAX_DEPTH + 1:
+            raise ValueError(f"files_at_depth: depths go up to {MAX_DEPTH + 1}")
         if self.files_at_depth:
             total = sum(self.files_at_depth.values())
             if not math.isclose(total, 1.0, abs_tol=1e-6):
@@ -201,9 +246,9 @@ class WorkloadProfile(_Strict):
     version: Literal[1] = PROFILE_VERSION
     name: str = ""
     source: ProfileSource
-    window_ms: PositiveInt = Field(description="t_end: length of the modeled window")
-    total_creates: NonNegativeInt = Field(description="n: files created in the window")
-    types: list[FileType] = Field(min_length=1)
+    window_ms: Annotated[int, Field(ge=1, le=MAX_TIME_MS)] = Field(description="t_end: length of the modeled window")
+    total_creates: FileCount = Field(description="n: files created in the window")
+    types: list[FileType] = Field(min_length=1, max_length=MAX_TYPES)
     op_mix: OpMix = Field(default_factory=OpMix)
     namespace: NamespaceShape
 
@@ -212,6 +257,9 @@ class WorkloadProfile(_Strict):
         ids = [t.id for t in self.types]
         if len(set(ids)) != len(ids):
             raise ValueError("types[*].id: ids must be unique")
+        files = self.total_creates + sum(t.pre_existing for t in self.types)
+        if files > MAX_FILES:
+            raise ValueError(f"total_creates: {files:,} files created and pre-existing in all; at most {MAX_FILES:,}")
         total = sum(t.weight for t in self.types)
         if self.total_creates > 0 and not math.isclose(total, 1.0, abs_tol=1e-6):
             raise ValueError(f"types[*].weight: weights sum to {total:.9g}, not 1")

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from mimesisbench.backends.base import OUTCOME_LABELS
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 OP_LABELS: tuple[str, ...] = tuple(op.label for op in OpCode)
 OP_ENUM = pl.Enum(list(OP_LABELS))

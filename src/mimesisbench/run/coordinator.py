@@ -52,8 +52,8 @@ from mimesisbench.run.phase1 import (
 from mimesisbench.run.probes import Probe, probes_for_run
 from mimesisbench.run.progress import Bar
 from mimesisbench.run.runlock import RunLock
-from mimesisbench.run.schedule import Schedule, load_schedule
 from mimesisbench.run.worker import Worker, WorkerSpec
+from mimesisbench.schedule import Schedule, load_schedule
 
 LOG = logging.getLogger(__name__)
 

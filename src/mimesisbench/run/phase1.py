@@ -21,7 +21,8 @@ from rich.console import Console
 from mimesisbench.backends.base import Backend, Outcome
 from mimesisbench.errors import BackendError
 from mimesisbench.run.progress import Bar
-from mimesisbench.run.schedule import Schedule, namespace_paths
+from mimesisbench.schedule import Schedule
+from mimesisbench.schedule.paths import namespace_paths
 
 CHUNK = 1024
 

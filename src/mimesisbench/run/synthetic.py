@@ -7,7 +7,6 @@ then open, stat and delete them", issued as fast as possible or at a given Poiss
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,8 +14,9 @@ import numpy as np
 import polars as pl
 
 from mimesisbench.errors import ConfigError
-from mimesisbench.synth import format as fmt
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule import format as fmt
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.writer import write_schedule_dir
 
 FILE_OPS = (OpCode.CREATE, OpCode.OPEN, OpCode.LIST_FILE, OpCode.GETFILEINFO, OpCode.DELETE)
 
@@ -36,6 +36,13 @@ def write_phased_schedule(
     files interleaved across types. ``rate_per_s`` None puts every event at time 0 (replay as
     fast as possible, in this order); otherwise arrivals are Poisson at that total rate.
     """
+    dirs, files, events = _phased_tables(types, files_per_type, phases, rate_per_s, seed)
+    return _write(Path(root), dirs, files, events, {"synthetic": "phased", "types": types, "seed": seed})
+
+
+def _phased_tables(
+    types: int, files_per_type: int, phases: Sequence[OpCode], rate_per_s: float | None, seed: int
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     if types < 1 or files_per_type < 1:
         raise ConfigError("a synthetic schedule needs at least one type and one file per type")
     for op in phases:
@@ -84,7 +91,7 @@ def write_phased_schedule(
             "seq": np.arange(n_events, dtype=np.int64),
         }
     )
-    return _write(Path(root), dirs, files, events, {"synthetic": "phased", "types": types, "seed": seed})
+    return dirs, files, events
 
 
 def write_random_access_schedule(
@@ -99,7 +106,9 @@ def write_random_access_schedule(
 ) -> Path:
     """Read-only accesses to random pre-existing files at a Poisson ``rate_per_s`` (repeatable)."""
     rng = np.random.default_rng(seed)
-    root_path = write_phased_schedule(root, types=types, files_per_type=files_per_type, phases=(OpCode.OPEN,))
+    if rate_per_s <= 0:
+        raise ConfigError("the rate must be positive")
+    dirs, files, _ = _phased_tables(types, files_per_type, (OpCode.OPEN,), None, 0)
     n_files = types * files_per_type
     target = rng.integers(0, n_files, events).astype(np.int64)
     gaps = rng.exponential(1e6 / rate_per_s, events)
@@ -113,15 +122,11 @@ def write_random_access_schedule(
             "seq": np.arange(events, dtype=np.int64),
         }
     )
-    frame.write_parquet(root_path / fmt.EVENTS)
-    return root_path
+    extra: dict[str, object] = {"synthetic": "random-access", "types": types, "seed": seed}
+    return _write(Path(root), dirs, files, frame, extra)
 
 
 def _write(root: Path, dirs: pl.DataFrame, files: pl.DataFrame, events: pl.DataFrame, extra: dict[str, object]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    dirs.write_parquet(root / fmt.DIRECTORIES)
-    files.write_parquet(root / fmt.FILES)
-    events.write_parquet(root / fmt.EVENTS)
+    """Through the one atomic schedule writer (``schedule.writer``)."""
     manifest = {"format": fmt.SCHEDULE_FORMAT, "version": fmt.SCHEDULE_VERSION, "seed": extra.get("seed"), **extra}
-    (root / fmt.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return root
+    return write_schedule_dir(root, directories=dirs, files=files, events=events, manifest=manifest)

@@ -34,8 +34,9 @@ from mimesisbench.run.clock import wall_to_monotonic_ns
 from mimesisbench.run.lanes import Lane
 from mimesisbench.run.partition import PartitionPlan, lane_of, worker_expr
 from mimesisbench.run.phase1 import build_namespace
-from mimesisbench.run.schedule import event_paths, load_schedule, owner_columns
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule import load_schedule
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.paths import event_paths, owner_columns
 
 PROGRESS_EVERY_S = 0.5
 #: the interpreter's thread switch interval during the replay (CPython's default is 5 ms)

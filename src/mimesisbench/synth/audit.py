@@ -20,8 +20,8 @@ from typing import IO
 
 import polars as pl
 
-from mimesisbench.synth.format import AUDIT_CMD, OpCode
-from mimesisbench.synth.store import ScheduleTables, read_schedule
+from mimesisbench.schedule import Schedule, read_schedule
+from mimesisbench.schedule.format import AUDIT_CMD, OpCode
 
 #: default wall-clock time of the schedule's t0 in exported audit logs (the Yahoo trace's day)
 DEFAULT_START = dt.datetime(2011, 12, 1, 0, 0, 0)
@@ -57,7 +57,7 @@ def _dir_name(path: pl.Expr, gen: pl.Expr) -> pl.Expr:
     return pl.when(gen > 0).then(path + pl.lit(".r") + gen.cast(pl.String)).otherwise(path)
 
 
-def _materialise(events: pl.DataFrame, tables: ScheduleTables) -> pl.DataFrame:
+def _materialise(events: pl.DataFrame, tables: Schedule) -> pl.DataFrame:
     """Add ``path`` and ``dst`` (nullable) to a slice of events.parquet."""
     files = tables.files.select(pl.col("file_id").alias("target"), "dir_id")
     dirs = tables.directories.select(pl.col("dir_id"), pl.col("path").alias("dir_path"))
@@ -88,7 +88,7 @@ def _materialise(events: pl.DataFrame, tables: ScheduleTables) -> pl.DataFrame:
     return pl.concat([f.select(cols), d.select(cols)]).sort("seq")
 
 
-def _namespace_events(tables: ScheduleTables) -> pl.DataFrame:
+def _namespace_events(tables: Schedule) -> pl.DataFrame:
     """Phase 1 as events at time 0: mkdirs of the pre-existing directories, then file creates."""
     dirs = tables.directories.filter(pl.col("pre_existing") & (pl.col("dir_id") > 0)).sort("dir_id")
     mk = dirs.select(
@@ -117,7 +117,7 @@ def _namespace_events(tables: ScheduleTables) -> pl.DataFrame:
     return pl.concat([mk, files])
 
 
-def _batches(tables: ScheduleTables, with_namespace: bool, batch: int) -> Iterator[pl.DataFrame]:
+def _batches(tables: Schedule, with_namespace: bool, batch: int) -> Iterator[pl.DataFrame]:
     if with_namespace:
         yield _namespace_events(tables)
     ev = tables.events
@@ -126,14 +126,14 @@ def _batches(tables: ScheduleTables, with_namespace: bool, batch: int) -> Iterat
 
 
 def schedule_to_events(
-    schedule: ScheduleTables | str | Path,
+    schedule: Schedule | str | Path,
     *,
     base: str = "",
     with_namespace: bool = False,
     user: str | None = DEFAULT_USER,
 ) -> pl.DataFrame:
     """The schedule as a canonical event table (``time_ms`` from t0, paths materialised)."""
-    tables = schedule if isinstance(schedule, ScheduleTables) else read_schedule(schedule)
+    tables = schedule if isinstance(schedule, Schedule) else read_schedule(schedule)
     parts = [
         b.join(_CMD, on="op", how="left").select(
             (pl.col("time_us") // 1000).cast(pl.Int64).alias("time_ms"),
@@ -180,7 +180,7 @@ def _audit_lines(frame: pl.DataFrame, base: str, start: dt.datetime, user: str) 
 
 
 def export_audit(
-    schedule: ScheduleTables | str | Path,
+    schedule: Schedule | str | Path,
     out: IO[str],
     *,
     base: str = "",
@@ -189,7 +189,7 @@ def export_audit(
     user: str = DEFAULT_USER,
 ) -> int:
     """Write the schedule as audit-log lines to ``out``; returns the number of lines."""
-    tables = schedule if isinstance(schedule, ScheduleTables) else read_schedule(schedule)
+    tables = schedule if isinstance(schedule, Schedule) else read_schedule(schedule)
     written = 0
     for frame in _batches(tables, with_namespace, EXPORT_BATCH):
         if frame.height == 0:

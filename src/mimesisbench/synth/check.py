@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mimesisbench.synth.format import OpCode, dir_rename_name, file_name
-from mimesisbench.synth.store import ScheduleTables, read_schedule
+from mimesisbench.schedule import Schedule, read_schedule
+from mimesisbench.schedule.format import OpCode, dir_rename_name, file_name
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,9 @@ def _join(parent: str, name: str) -> str:
     return ("" if parent == "/" else parent) + "/" + name
 
 
-def check_schedule(schedule: ScheduleTables | str | Path) -> CheckResult:
+def check_schedule(schedule: Schedule | str | Path) -> CheckResult:
     """Replay ``schedule`` and report the first invalid event, if any."""
-    tables = schedule if isinstance(schedule, ScheduleTables) else read_schedule(schedule)
+    tables = schedule if isinstance(schedule, Schedule) else read_schedule(schedule)
     dirs = tables.directories.sort("dir_id")
     dir_path: list[str] = dirs.get_column("path").to_list()
     dir_parent: list[int] = dirs.get_column("parent_id").to_list()

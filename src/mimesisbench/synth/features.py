@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mimesisbench.synth.format import OpCode
-from mimesisbench.synth.store import ScheduleTables
+from mimesisbench.schedule import Schedule
+from mimesisbench.schedule.format import OpCode
 
 I64 = NDArray[np.int64]
 
@@ -49,7 +49,7 @@ def _first_time(targets: I64, times: I64, n: int, last: bool = False) -> I64:
     return out
 
 
-def file_features(tables: ScheduleTables) -> FileFeatures:
+def file_features(tables: Schedule) -> FileFeatures:
     files = tables.files.sort("file_id")
     n = files.height
     ftype = files.get_column("type").to_numpy().astype(np.int16)
@@ -96,7 +96,7 @@ def file_features(tables: ScheduleTables) -> FileFeatures:
     )
 
 
-def op_counts(tables: ScheduleTables) -> dict[str, int]:
+def op_counts(tables: Schedule) -> dict[str, int]:
     counts = tables.events.group_by("op").len()
     got = {int(o): int(c) for o, c in zip(counts.get_column("op").to_list(), counts.get_column("len").to_list())}
     return {op.label: got.get(int(op), 0) for op in OpCode}

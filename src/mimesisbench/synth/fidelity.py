@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from mimesisbench.errors import TraceError
 from mimesisbench.model.objects import access_interarrivals, object_table, popularity
 from mimesisbench.profile.schema import FileType, WorkloadProfile
+from mimesisbench.schedule import Schedule
 from mimesisbench.synth.audit import schedule_to_events
 from mimesisbench.synth.features import FileFeatures, depth_shares_of, file_features, op_counts
 from mimesisbench.synth.kstats import (
@@ -35,7 +36,6 @@ from mimesisbench.synth.kstats import (
 )
 from mimesisbench.synth.namespace import Namespace, depth_shares
 from mimesisbench.synth.options import GenerateOptions, effective_profile
-from mimesisbench.synth.store import ScheduleTables
 
 #: the paper's bar for the popularity distribution
 POPULARITY_BAR = 0.04
@@ -143,9 +143,9 @@ class _TypeView:
         }
 
 
-def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[str, Any]:
+def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, Any]:
     """Fidelity of a schedule to the profile it was generated from (options re-applied)."""
-    options = GenerateOptions.from_json(tables.manifest.get("options", {}))
+    options = GenerateOptions.from_manifest(tables.manifest.get("options", {}))
     eff = effective_profile(profile, options)
     window_us = int(tables.manifest.get("window_ms", 0)) * 1000
     f = file_features(tables)
@@ -244,7 +244,7 @@ def validate_profile(tables: ScheduleTables, profile: WorkloadProfile) -> dict[s
     return result
 
 
-def _depth_only(tables: ScheduleTables) -> Namespace:
+def _depth_only(tables: Schedule) -> Namespace:
     """A stand-in namespace with the schedule's own pre-existing depths (for folding deep shares)."""
     dirs = tables.directories.filter(pl.col("pre_existing"))
     depth = dirs.get_column("depth").to_numpy().astype(np.int16)
@@ -315,7 +315,7 @@ def _op_shares(events: pl.DataFrame) -> dict[str, float]:
     return {str(o): int(c) / total for o, c in zip(ops, lens)}
 
 
-def validate_trace(tables: ScheduleTables, trace_events: pl.DataFrame) -> dict[str, Any]:
+def validate_trace(tables: Schedule, trace_events: pl.DataFrame) -> dict[str, Any]:
     """Fidelity of a schedule to a trace: two-sample KS between per-file features of both."""
     mine_events = schedule_to_events(tables)
     mine = _trace_features(mine_events)

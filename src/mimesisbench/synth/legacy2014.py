@@ -19,10 +19,18 @@ from pathlib import Path
 import numpy as np
 
 from mimesisbench import __version__
-from mimesisbench.errors import ProfileError
+from mimesisbench.errors import InputError, ProfileError
 from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.io import save_profile
-from mimesisbench.profile.schema import FileType, GapSampling, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
+from mimesisbench.profile.schema import (
+    MAX_TYPES,
+    FileType,
+    GapSampling,
+    NamespaceShape,
+    OpMix,
+    ProfileSource,
+    WorkloadProfile,
+)
 
 #: AOD's sentinel key (about 4 years): files with this age at deletion were never deleted
 NOT_DELETED_MS = 126_227_808_000
@@ -68,6 +76,25 @@ _MAPPING_NOTES = (
 
 
 # ---------------------------------------------------------------------------------- reading files
+#: at most this many bytes are read from one file of a 2014 profile (Yahoo's largest is 2.6 MB) ...
+MAX_MEMBER_BYTES = 256 << 20
+#: ... and from all of them together (Yahoo's: 22.5 MB), so that a zip bomb is refused unpacked
+MAX_TOTAL_BYTES = 1 << 30
+
+
+def _read_member(zf: zipfile.ZipFile, name: str, budget: int, origin: str) -> bytes:
+    """A member's bytes, refused once it exceeds its limit or the budget left (sizes in the zip's
+    directory can lie: the limit holds for what is actually decompressed)."""
+    limit = min(MAX_MEMBER_BYTES, budget)
+    if zf.getinfo(name).file_size > limit:
+        raise ProfileError(f"{origin}: member {name} unpacks to more than {limit >> 20} MiB; refusing it")
+    with zf.open(name) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ProfileError(f"{origin}: member {name} unpacks to more than {limit >> 20} MiB; refusing it")
+    return data
+
+
 def _read_texts(path: Path) -> tuple[dict[str, str], str]:
     """The files of a 2014 profile keyed by suffix (``common``, ``namespace``, ``1`` ...), and a label."""
     if path.is_file():
@@ -75,19 +102,33 @@ def _read_texts(path: Path) -> tuple[dict[str, str], str]:
             with zipfile.ZipFile(path) as zf:
                 members = [n for n in zf.namelist() if not n.endswith("/")]
                 base = _base_name(members, str(path))
-                return {s: zf.read(n).decode("utf-8") for s, n in _by_suffix(members, base).items()}, base
-        except zipfile.BadZipFile:
-            raise ProfileError(f"{path}: not a zip file nor a folder of a 2014 profile") from None
+                texts: dict[str, str] = {}
+                budget = MAX_TOTAL_BYTES
+                for suffix, name in _by_suffix(members, base).items():
+                    data = _read_member(zf, name, budget, str(path))
+                    budget -= len(data)
+                    texts[suffix] = data.decode("utf-8")
+                return texts, base
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as exc:
+            raise ProfileError(f"{path}: not a readable zip file nor a folder of a 2014 profile ({exc})") from None
         except UnicodeDecodeError as exc:
             raise ProfileError(f"{path}: a member is not text ({exc.reason})") from None
+        except OSError as exc:
+            raise InputError(f"cannot read 2014 profile {path}: {exc.strerror or exc}") from None
     if path.is_dir():
         files = {str(p.relative_to(path)): p for p in sorted(path.rglob("*")) if p.is_file()}
         base = _base_name(list(files), str(path))
+        chosen = _by_suffix(files, base)
+        total = sum(files[n].stat().st_size for n in chosen.values())
+        if total > MAX_TOTAL_BYTES or any(files[n].stat().st_size > MAX_MEMBER_BYTES for n in chosen.values()):
+            raise ProfileError(f"{path}: the profile files are larger than a 2014 profile may be; refusing them")
         try:
-            return {s: files[n].read_text(encoding="utf-8") for s, n in _by_suffix(files, base).items()}, base
-        except (OSError, UnicodeDecodeError) as exc:
+            return {s: files[n].read_text(encoding="utf-8") for s, n in chosen.items()}, base
+        except UnicodeDecodeError as exc:
             raise ProfileError(f"{path}: cannot read the profile files ({exc})") from None
-    raise ProfileError(f"2014 profile not found: {path}")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read the profile files ({exc})") from None
+    raise InputError(f"2014 profile not found: {path}")
 
 
 def _base_name(names: list[str], origin: str) -> str:
@@ -319,6 +360,9 @@ def _directories(text: str, origin: str) -> list[str]:
     for n, d in enumerate(dirs, start=1):
         if not d.startswith("/"):
             raise ProfileError(f"{origin}: line {n}: {d[:60]!r} is not an absolute directory path")
+        parts = d.strip("/").split("/")
+        if d != "/" and ("\x00" in d or any(p in ("", ".", "..") for p in parts)):
+            raise ProfileError(f"{origin}: line {n}: {d[:60]!r} has an empty, '.' or '..' component or a NUL")
     if len(set(dirs)) != len(dirs):
         raise ProfileError(f"{origin}: a directory is listed twice")
     return dirs
@@ -394,6 +438,8 @@ def import_2014(
     notes: list[str] = []
     common = _Props(f"{label}.common", parse_properties(texts["common"], f"{label}.common"), notes)
     k = common.integer("FILE_TYPES")
+    if not 1 <= k <= MAX_TYPES:
+        raise ProfileError(f"{common.origin}: key FILE_TYPES must lie in 1..{MAX_TYPES}, got {k}")
     window_ms = common.integer("MAX_TIME")
     if window_ms <= 0:
         raise ProfileError(f"{common.origin}: key MAX_TIME must be positive")

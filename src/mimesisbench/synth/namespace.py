@@ -136,10 +136,26 @@ def _synthetic_paths(parent: I32, depth: NDArray[np.int16]) -> pl.Series:
     return pl.Series("path", paths.tolist(), dtype=pl.String)
 
 
-def tree_from_paths(lines: Iterable[str] | pl.Series) -> Namespace:
-    """An explicit tree from directory paths (``/a/b/`` or ``/a/b``); missing parents are added."""
+#: a directory path with an empty, ``.`` or ``..`` component, or a NUL
+_UNSAFE_PATH = r"//|(^|/)\.\.?(/|$)|\x00"
+
+
+def tree_from_paths(lines: Iterable[str] | pl.Series, origin: str = "namespace.tree_file") -> Namespace:
+    """An explicit tree from directory paths (``/a/b/`` or ``/a/b``); missing parents are added.
+
+    A path with an empty (``/a//b``), ``.`` or ``..`` component or a NUL is refused
+    (``ProfileError`` naming ``origin`` and the line): it would name a directory outside the
+    run's base directory, or another one than it says."""
     raw = lines if isinstance(lines, pl.Series) else pl.Series("path", list(lines), dtype=pl.String)
     norm = raw.cast(pl.String).str.strip_chars().str.strip_chars_end("/")
+    unsafe = norm.str.contains(_UNSAFE_PATH).fill_null(True)
+    if unsafe.any():
+        line = int(unsafe.arg_max() or 0)
+        entry = raw[line]
+        raise ProfileError(
+            f"{origin}: entry {line + 1} ({entry!r:.80}) has an empty, '.' or '..' component or a NUL; "
+            "directory paths must be plain"
+        )
     norm = norm.filter(norm.str.len_chars() > 0)
     norm = pl.select(
         pl.when(norm.str.starts_with("/")).then(norm).otherwise(pl.lit("/") + norm)
@@ -186,7 +202,7 @@ def read_tree_file(path: str | Path) -> Namespace:
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise ProfileError(f"namespace.tree_file: {path} lists no directory")
-    return tree_from_paths(lines)
+    return tree_from_paths(lines, f"namespace.tree_file {path}")
 
 
 # ---------------------------------------------------------------------------- types and files
@@ -220,6 +236,30 @@ def _at_least_one(counts: NDArray[np.int64], positive: NDArray[np.bool_]) -> NDA
         counts[donor] -= 1
         counts[i] += 1
     return counts
+
+
+def prune(ns: Namespace, used: NDArray[np.integer]) -> tuple[Namespace, I32]:
+    """The directories in ``used``, their ancestors and the root, in their order (so depths and
+    parents stay ordered as ``Namespace`` requires); and the map from old ids to new (-1: dropped).
+
+    Used when only some types are kept (``--types``) or fewer files are made: a 30-second run of
+    two Yahoo types would otherwise build all of the tree's 112,792 directories in phase 1.
+    """
+    keep = np.zeros(ns.size, dtype=bool)
+    keep[0] = True
+    frontier = np.unique(np.asarray(used, dtype=np.int64))
+    while frontier.size:
+        fresh = frontier[~keep[frontier]]
+        keep[fresh] = True
+        parents = ns.parent[fresh].astype(np.int64)
+        frontier = np.unique(parents[parents >= 0])
+    kept = np.flatnonzero(keep)
+    new_id = np.full(ns.size, -1, dtype=np.int32)
+    new_id[kept] = np.arange(kept.size, dtype=np.int32)
+    old_parent = ns.parent[kept]
+    parent = np.where(old_parent >= 0, new_id[np.maximum(old_parent, 0)], -1).astype(np.int32)
+    pruned = Namespace(parent, ns.depth[kept], ns.dtype[kept], ns.paths.gather(pl.Series(kept)))
+    return pruned, new_id
 
 
 def depth_shares(shape: NamespaceShape, ns: Namespace) -> tuple[NDArray[np.int64], NDArray[np.float64]]:

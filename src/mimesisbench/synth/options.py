@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mimesisbench.errors import ConfigError
-from mimesisbench.profile.schema import WorkloadProfile
+from mimesisbench.errors import ConfigError, ScheduleError
+from mimesisbench.profile.schema import MAX_TIME_MS, WorkloadProfile
 from mimesisbench.synth.scaling import isolate, scale_files, scale_span, scale_time, scale_type
 
 
@@ -19,6 +20,12 @@ class GenerateOptions:
     window. ``scale_types`` is a tuple of ``(type_id, factor)`` applied in order.
     ``balance_gaps`` False draws every file's interarrivals from F_j (or the closing rule's
     calibrated table) even where the pool then leaves F_j (``synth.balance``).
+    ``full_namespace`` keeps every directory of the tree even when ``prunes_namespace`` would
+    drop those that no kept file uses.
+
+    Scale factors must be finite and at most ``MAX_SCALE`` (``--time-scale`` may be 0); the
+    scaled profile must stay within the profile format's limits (docs/model.md), else the
+    option is refused naming it (``ConfigError``, exit 2).
     """
 
     scale_files: float = 1.0
@@ -29,19 +36,16 @@ class GenerateOptions:
     duration_ms: int | None = None
     flat: bool = False
     balance_gaps: bool = True
+    full_namespace: bool = False
 
     def __post_init__(self) -> None:
-        if not self.scale_files > 0:
-            raise ConfigError(f"--scale-files: must be > 0, got {self.scale_files!r}")
+        _factor(self.scale_files, "--scale-files")
         for type_id, factor in self.scale_types:
-            if not factor > 0:
-                raise ConfigError(f"--scale-type: factor for type {type_id} must be > 0, got {factor!r}")
-        if self.time_scale < 0:
-            raise ConfigError(f"--time-scale: must be >= 0, got {self.time_scale!r}")
-        if not self.span_scale > 0:
-            raise ConfigError(f"--span-scale: must be > 0, got {self.span_scale!r}")
-        if self.duration_ms is not None and self.duration_ms <= 0:
-            raise ConfigError(f"--duration: must be > 0, got {self.duration_ms!r} ms")
+            _factor(factor, f"--scale-type (type {type_id})")
+        _factor(self.time_scale, "--time-scale", zero=True)
+        _factor(self.span_scale, "--span-scale")
+        if self.duration_ms is not None and not 0 < self.duration_ms <= MAX_TIME_MS:
+            raise ConfigError(f"--duration: must be > 0 and at most {MAX_TIME_MS:,} ms, got {self.duration_ms!r} ms")
         if self.types is not None and not self.types:
             raise ConfigError("--types: no type chosen")
 
@@ -62,7 +66,38 @@ class GenerateOptions:
             duration_ms=None if data.get("duration_ms") is None else int(data["duration_ms"]),
             flat=bool(data.get("flat", False)),
             balance_gaps=bool(data.get("balance_gaps", True)),
+            full_namespace=bool(data.get("full_namespace", False)),
         )
+
+    @classmethod
+    def from_manifest(cls, data: object) -> GenerateOptions:
+        """The options a schedule's manifest records; ``ScheduleError`` (exit 4) when they are not
+        options (a corrupt or hand-edited manifest)."""
+        if not isinstance(data, dict):
+            raise ScheduleError(f"manifest.json key 'options': expected an object, got {type(data).__name__}")
+        try:
+            return cls.from_json(data)
+        except (TypeError, ValueError, ConfigError) as exc:
+            raise ScheduleError(f"manifest.json key 'options' is not valid: {exc}") from None
+
+    @property
+    def prunes_namespace(self) -> bool:
+        """Whether the tree is cut to the directories the schedule's files use (and their
+        ancestors): with ``--types`` or fewer files (``--scale-files`` below 1), unless
+        ``--full-namespace``."""
+        return not self.full_namespace and not self.flat and (self.types is not None or self.scale_files < 1.0)
+
+
+#: the largest scale factor an option accepts
+MAX_SCALE = 1e6
+
+
+def _factor(value: float, option: str, zero: bool = False) -> None:
+    """A scale factor: finite, positive (or 0 when ``zero``), at most ``MAX_SCALE``."""
+    low_ok = value >= 0 if zero else value > 0
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and low_ok and value <= MAX_SCALE):
+        bound = ">= 0" if zero else "> 0"
+        raise ConfigError(f"{option}: must be a finite number {bound} and at most {MAX_SCALE:g}, got {value!r}")
 
 
 def effective_profile(profile: WorkloadProfile, options: GenerateOptions) -> WorkloadProfile:

@@ -17,10 +17,11 @@ Each function returns a new, validated ``WorkloadProfile`` and never modifies it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
-from mimesisbench.errors import ConfigError
+from mimesisbench.errors import ConfigError, ProfileError
 from mimesisbench.profile.io import profile_from_dict
 from mimesisbench.profile.schema import WorkloadProfile
 
@@ -28,13 +29,25 @@ _TIME_KEYS = ("create_interarrival", "activation_delay", "active_span", "access_
 
 
 def _positive(value: float, option: str) -> float:
-    if not value > 0:
-        raise ConfigError(f"{option}: the scale must be > 0, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{option}: the scale must be a finite number > 0, got {value!r}")
     return float(value)
 
 
-def _rebuild(profile: WorkloadProfile, data: dict[str, Any], what: str) -> WorkloadProfile:
-    return profile_from_dict(data, f"({what} of {profile.name or 'profile'})")
+def _rebuild(profile: WorkloadProfile, data: dict[str, Any], what: str, option: str) -> WorkloadProfile:
+    """The scaled document validated; a scaled profile outside the format's limits is the
+    option's fault (``ConfigError`` naming it, exit 2), not the profile's."""
+    try:
+        return profile_from_dict(data, f"({what} of {profile.name or 'profile'})")
+    except ProfileError as exc:
+        raise ConfigError(f"{option}: the scaled profile is out of bounds: {exc}") from None
+
+
+def _scaled(dist: Any, factor: float, option: str) -> dict[str, Any]:
+    try:
+        return dict(dist.scaled(factor).model_dump())
+    except ValueError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
 
 
 def _known_ids(profile: WorkloadProfile, ids: Iterable[int], option: str) -> list[int]:
@@ -55,7 +68,7 @@ def scale_files(profile: WorkloadProfile, x: float) -> WorkloadProfile:
     data["total_creates"] = int(round(profile.total_creates * x))
     for t in data["types"]:
         t["pre_existing"] = int(round(t["pre_existing"] * x))
-    return _rebuild(profile, data, f"scale_files x{x:g}")
+    return _rebuild(profile, data, f"scale_files x{x:g}", "--scale-files")
 
 
 def scale_type(profile: WorkloadProfile, type_id: int, x: float) -> WorkloadProfile:
@@ -74,13 +87,13 @@ def scale_type(profile: WorkloadProfile, type_id: int, x: float) -> WorkloadProf
         if t["id"] == type_id:
             t["pre_existing"] = int(round(t["pre_existing"] * x))
     data["total_creates"] = int(round(n_new))
-    return _rebuild(profile, data, f"scale_type {type_id} x{x:g}")
+    return _rebuild(profile, data, f"scale_type {type_id} x{x:g}", "--scale-type")
 
 
 def scale_time(profile: WorkloadProfile, c: float) -> WorkloadProfile:
     """Every interarrival, delay and span, and the window, multiplied by ``c`` (> 0)."""
-    if c < 0:
-        raise ConfigError(f"--time-scale: must be >= 0, got {c!r}")
+    if not (math.isfinite(c) and c >= 0):
+        raise ConfigError(f"--time-scale: must be a finite number >= 0, got {c!r}")
     if c == 0:
         raise ConfigError("--time-scale: 0 cannot be expressed as a profile; the generator handles it")
     data = profile.model_dump()
@@ -89,13 +102,11 @@ def scale_time(profile: WorkloadProfile, c: float) -> WorkloadProfile:
         for key in _TIME_KEYS:
             dist = getattr(ft, key)
             if dist is not None:
-                t[key] = dist.scaled(c).model_dump()
+                t[key] = _scaled(dist, c, "--time-scale")
         if ft.access_gap_sampling is not None:  # F and H scale alike: the calibration holds
-            table = ft.access_gap_sampling
-            scaled = table.model_copy(update={"distribution": table.distribution.scaled(c)})
-            t["access_gap_sampling"] = scaled.model_dump()
+            t["access_gap_sampling"]["distribution"] = _scaled(ft.access_gap_sampling.distribution, c, "--time-scale")
     data["window_ms"] = max(1, int(round(profile.window_ms * c)))
-    return _rebuild(profile, data, f"scale_time x{c:g}")
+    return _rebuild(profile, data, f"scale_time x{c:g}", "--time-scale")
 
 
 def scale_span(profile: WorkloadProfile, s: float) -> WorkloadProfile:
@@ -105,10 +116,10 @@ def scale_span(profile: WorkloadProfile, s: float) -> WorkloadProfile:
     for t in data["types"]:
         dist = profile.type_by_id(t["id"]).active_span
         if dist is not None:
-            t["active_span"] = dist.scaled(s).model_dump()
+            t["active_span"] = _scaled(dist, s, "--span-scale")
         # a gap sampling table is calibrated for the unscaled spans: F_j is sampled again
         t["access_gap_sampling"] = None
-    return _rebuild(profile, data, f"scale_span x{s:g}")
+    return _rebuild(profile, data, f"scale_span x{s:g}", "--span-scale")
 
 
 def isolate(profile: WorkloadProfile, type_ids: Iterable[int]) -> WorkloadProfile:
@@ -128,4 +139,4 @@ def isolate(profile: WorkloadProfile, type_ids: Iterable[int]) -> WorkloadProfil
         for t in data["types"]:
             t["weight"] = 0.0
         data["total_creates"] = 0
-    return _rebuild(profile, data, f"isolate {sorted(wanted)}")
+    return _rebuild(profile, data, f"isolate {sorted(wanted)}", "--types")

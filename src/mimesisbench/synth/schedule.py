@@ -1,4 +1,4 @@
-"""Schedule generation: from a profile, options and a seed to an in-memory ``Schedule``.
+"""Schedule generation: from a profile, options and a seed to an in-memory ``GeneratedSchedule``.
 
 Random streams: one ``numpy.random.SeedSequence(seed)`` family, children addressed by spawn key:
 ``(0,)`` the namespace, ``(1,)`` the shared operations, ``(2, type_id)`` each file type (so a
@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from mimesisbench.errors import ScheduleError
 from mimesisbench.native import native_module
 from mimesisbench.profile.schema import WorkloadProfile
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.namespace import (
     DirIndex,
     Namespace,
@@ -30,6 +30,7 @@ from mimesisbench.synth.namespace import (
     depth_shares,
     flat_tree,
     place_files,
+    prune,
     synthetic_tree,
 )
 from mimesisbench.synth.options import GenerateOptions, effective_profile, window_ms
@@ -40,7 +41,7 @@ I64 = NDArray[np.int64]
 
 
 @dataclass
-class Schedule:
+class GeneratedSchedule:
     """A generated schedule: namespace, files and time-ordered events (numpy arrays).
 
     Per event: ``time_us`` and ``target``, and ``meta`` packing ``op`` (bits 0-7), the
@@ -61,6 +62,7 @@ class Schedule:
     meta: NDArray[np.uint32]
     target: NDArray[np.integer]
     notes: list[str] = field(default_factory=list)
+    tree_directories: int = 0  # directories of the tree before pruning (``GenerateOptions.prunes_namespace``)
 
     @property
     def events(self) -> int:
@@ -139,7 +141,7 @@ def generate_schedule(
     options: GenerateOptions,
     seed: int,
     tree: Namespace | None = None,
-) -> Schedule:
+) -> GeneratedSchedule:
     """Generate the namespace and the time-ordered phase-2 operations.
 
     ``tree`` is the profile's explicit directory tree when it carries one (see
@@ -202,6 +204,14 @@ def generate_schedule(
         targets.extend(ev.targets)
         del ev
 
+    tree_dirs = ns.size
+    if options.prunes_namespace and n_files:
+        # only the directories the files use, and their ancestors (before the shared operations
+        # choose directories, so that those stay inside the kept tree)
+        ns, new_id = prune(ns, file_dir)
+        file_dir = new_id[file_dir]
+        pre_dirs = ns.size
+
     new_dir_parent = np.empty(0, dtype=np.int32)
     if need_lifetimes:
         # shared operations are drawn before the one concatenation (no second full copy)
@@ -245,7 +255,7 @@ def generate_schedule(
         key >>= RANK_BITS
         out_window = win_ms
     namespace = _with_new_dirs(ns, new_dir_parent)
-    return Schedule(
+    return GeneratedSchedule(
         profile=eff,
         options=options,
         seed=seed,
@@ -258,6 +268,7 @@ def generate_schedule(
         time_us=key,
         meta=meta,
         target=target,
+        tree_directories=tree_dirs,
     )
 
 

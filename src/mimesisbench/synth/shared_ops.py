@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.profile.schema import OpMix
-from mimesisbench.synth.format import OpCode
+from mimesisbench.schedule.format import OpCode
 
 I64 = NDArray[np.int64]
 #: rounds of redrawing a rename target that is not live at the rename's time

@@ -56,8 +56,8 @@ from numpy.typing import NDArray
 from mimesisbench.errors import ScheduleError
 from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.schema import FileType
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.balance import balanced_pre_law
-from mimesisbench.synth.format import OpCode
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
 
 I64 = NDArray[np.int64]

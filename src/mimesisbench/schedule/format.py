@@ -12,15 +12,18 @@ A schedule is a directory::
 Paths are relative to the run's base directory and start with ``/`` (``/`` is the base itself).
 No table holds a Python object per file: ids are integers and names are derived from them.
 
-``directories.parquet``: ``dir_id`` Int32 (0 is the root, ``/``), ``parent_id`` Int32 (-1 for
-the root), ``depth`` Int16 (root 0), ``type`` Int16 (the file type whose part of the tree this
-is, 0 when shared), ``path`` String. Directories made by ``mkdirs`` events during phase 2 are
+``directories.parquet``: ``dir_id`` Int32 (dense, 0..D-1; 0 is the root, ``/``), ``parent_id``
+Int32 (-1 for the root), ``depth`` Int16 (root 0, a child one deeper than its parent), ``type``
+Int16 (the file type whose part of the tree this is, 0 when shared), ``path`` String (the
+parent's path plus one name; no empty, ``.`` or ``..`` component, no NUL). Directories made by
+``mkdirs`` events during phase 2 are
 listed too, with ``pre_existing`` Boolean false; phase 1 builds only those with true.
 
 ``files.parquet``: ``file_id`` Int64 (dense, 0..N-1), ``type`` Int16, ``dir_id`` Int32,
 ``pre_existing`` Boolean. A file's name is ``file_name(file_id, type, generation)``.
 
-``events.parquet``: ``time_us`` Int64 (microseconds after the start barrier), ``op`` UInt8
+``events.parquet``: ``time_us`` Int64 (microseconds after the start barrier, at most
+``MAX_TIME_US``), ``op`` UInt8
 (``OpCode``), ``type`` Int16 (file type, 0 for operations not owned by a type), ``target``
 Int64 (file_id for file operations, dir_id for directory operations), ``generation`` UInt8 (the
 file's rename generation at that event; for ``RENAME_*`` the generation *before*, the new name
@@ -38,6 +41,14 @@ MANIFEST = "manifest.json"
 DIRECTORIES = "directories.parquet"
 FILES = "files.parquet"
 EVENTS = "events.parquet"
+
+#: the latest event time a schedule may hold, microseconds (10**15 us, about 31.7 years): a
+#: replay turns times into int64 nanoseconds after a wall-clock origin, which this keeps exact
+MAX_TIME_US = 10**15
+#: file type ids are Int16 in every table
+MAX_TYPE_ID = 32767
+#: rename generations are UInt8
+MAX_GENERATION = 255
 
 
 class OpCode(IntEnum):
@@ -97,3 +108,20 @@ def file_name(file_id: int, file_type: int, generation: int = 0) -> str:
 def dir_rename_name(path: str, generation: int) -> str:
     """The path of a directory made by MKDIRS after ``generation`` renames."""
     return path if generation == 0 else f"{path}.r{generation}"
+
+
+__all__ = [
+    "AUDIT_CMD",
+    "DIRECTORIES",
+    "EVENTS",
+    "FILES",
+    "MANIFEST",
+    "MAX_GENERATION",
+    "MAX_TIME_US",
+    "MAX_TYPE_ID",
+    "SCHEDULE_FORMAT",
+    "SCHEDULE_VERSION",
+    "OpCode",
+    "dir_rename_name",
+    "file_name",
+]

@@ -1,51 +1,17 @@
-"""Reading a schedule directory (format v1, see ``mimesisbench.synth.format``) for replay."""
+"""Replay helpers over a read schedule: every event's path(s), its owner key, phase 1's work.
+
+Paths are relative to the run's base directory and start with ``/``; names follow
+``schedule.format.file_name`` and ``dir_rename_name``. The reader has checked every target, so
+no join here can miss.
+"""
 
 from __future__ import annotations
-
-import hashlib
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from mimesisbench.errors import ScheduleError
-from mimesisbench.synth import format as fmt
-from mimesisbench.synth.store import read_schedule
-
-@dataclass(frozen=True)
-class Schedule:
-    """A loaded schedule: its manifest and its three tables (read once, never modified)."""
-
-    root: Path
-    manifest: dict[str, Any]
-    directories: pl.DataFrame
-    files: pl.DataFrame
-    events: pl.DataFrame
-
-    @property
-    def n_events(self) -> int:
-        return self.events.height
-
-    def namespace_hash(self) -> str:
-        """A hash of the namespace phase 1 builds (pre-existing directories and files)."""
-        h = hashlib.sha256()
-        dirs = self.directories.filter(pl.col("pre_existing")).select("dir_id", "path").sort("dir_id")
-        files = self.files.filter(pl.col("pre_existing")).select("file_id", "type", "dir_id").sort("file_id")
-        h.update(f"dirs {dirs.height}\n".encode())
-        h.update(dirs["dir_id"].cast(pl.Int64).to_numpy().tobytes())
-        h.update("\n".join(dirs["path"].to_list()).encode())
-        h.update(f"files {files.height}\n".encode())
-        for col in ("file_id", "type", "dir_id"):
-            h.update(files[col].cast(pl.Int64).to_numpy().tobytes())
-        return h.hexdigest()
-
-
-def load_schedule(path: str | Path) -> Schedule:
-    """Read and check a schedule directory (``synth.store.read_schedule``) for replay."""
-    tables = read_schedule(path)
-    return Schedule(root=tables.path, manifest=tables.manifest, directories=tables.directories,
-                    files=tables.files, events=tables.events)
+from mimesisbench.schedule import format as fmt
+from mimesisbench.schedule.reader import Schedule
 
 
 def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -138,7 +104,6 @@ def namespace_paths(schedule: Schedule) -> tuple[pl.DataFrame, pl.Series]:
     if files.filter(pl.col("dir_path").is_null()).height:
         raise ScheduleError(f"schedule {schedule.root}: a pre-existing file names an unknown directory")
     name = pl.format("t{}_{}", pl.col("type"), pl.col("file_id"))
-    paths = files.select(
-        pl.when(pl.col("dir_path") == "/").then(pl.lit("/") + name).otherwise(pl.format("{}/{}", pl.col("dir_path"), name))
-    ).to_series()
+    under = pl.format("{}/{}", pl.col("dir_path"), name)
+    paths = files.select(pl.when(pl.col("dir_path") == "/").then(pl.lit("/") + name).otherwise(under)).to_series()
     return dirs, paths.alias("path")

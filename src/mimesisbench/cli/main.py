@@ -13,7 +13,7 @@ from mimesisbench.errors import MimesisError
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mimesisbench")
 def cli() -> None:
-    """MimesisBench: model-based namespace metadata benchmark (HDFS NameNode, POSIX, object stores).
+    """MimesisBench: model-based namespace metadata benchmark (HDFS NameNode, POSIX mounts).
 
     Pipeline: model (trace -> profile), generate (profile -> namespace + schedule),
     run (replay against a backend), and analyse the results.

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from tests.unit.test_run_failures import InterruptingEngine
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends.base import NativeLaneRunner, Outcome
 from mimesisbench.backends.conformance import CASES, Case, Target, check_random_sequences, run_case
@@ -39,8 +41,6 @@ from mimesisbench.run.phase1 import build_namespace
 from mimesisbench.run.worker import WorkerSpec, run_worker_inline
 from mimesisbench.schedule import load_schedule
 from mimesisbench.schedule.format import OpCode
-from tests.unit.test_run_failures import InterruptingEngine
-from tests.unit.test_run_schedules import workload
 
 O = OpCode
 Step = tuple[OpCode, str] | tuple[OpCode, str, str]

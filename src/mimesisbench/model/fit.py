@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
 
 import numpy as np
 import polars as pl

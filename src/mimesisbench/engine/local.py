@@ -189,7 +189,7 @@ class LocalEngine(Generic[SpecT]):
 
     def start_at(self, wall_ns: int) -> None:
         self._started = True
-        for index, conn in self._conns.items():
+        for index in self._conns:
             if index not in self._ended:
                 self._send(index, ("start", wall_ns))
 

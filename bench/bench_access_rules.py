@@ -81,6 +81,17 @@ def _nearest_threshold(dist: Distribution, mean_us: float) -> float:
     return float(np.interp(mean_us / 2.0, e_min, grid))
 
 
+def _stopping_rules(f_dist: Distribution, mean: float) -> dict[str, Go]:
+    """The ``go`` predicates of the stopping-time rules for one type (F_j and its mean in us)."""
+    th = _nearest_threshold(f_dist, mean)
+    return {
+        "crossing": lambda r, g: r >= 0,
+        "mean": lambda r, g: r > mean,
+        "nearest": lambda r, g: r > th,
+        "randomised": lambda r, g: (r > 0) & (g.random(r.size) < f_dist.cdf(2.0 * r / 1000.0)),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", type=Path, default=YAHOO)
@@ -100,13 +111,7 @@ def main() -> None:
         ratio = h_dist.mean() / max(f_dist.mean(), 1e-9)  # interarrivals per file
         files = min(args.files, max(MIN_FILES, int(MAX_DRAWS / max(ratio, 1.0))))
         span = Sampler(h_dist).draw(np.random.default_rng([args.seed, t.id]), files)
-        mean = f.mean_us
-        gos: dict[str, Go] = {
-            "crossing": lambda r, g: r >= 0,
-            "mean": lambda r, g: r > mean,
-            "nearest": lambda r, g, th=_nearest_threshold(f_dist, mean): r > th,
-            "randomised": lambda r, g: (r > 0) & (g.random(r.size) < f_dist.cdf(2.0 * r / 1000.0)),
-        }
+        gos = _stopping_rules(f_dist, f.mean_us)
         cells = []
         for rule in rules:
             rng = np.random.default_rng([args.seed, t.id, 1])

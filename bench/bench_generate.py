@@ -27,10 +27,10 @@ from mimesisbench.native import native_version
 from mimesisbench.profile.io import load_profile, profile_hash
 from mimesisbench.synth.namespace import Namespace, tree_from_paths
 from mimesisbench.synth.options import GenerateOptions
-from mimesisbench.units import parse_duration_ms
 from mimesisbench.synth.pipeline import load_tree
 from mimesisbench.synth.schedule import generate_schedule
 from mimesisbench.synth.store import manifest_for, write_schedule
+from mimesisbench.units import parse_duration_ms
 
 YAHOO = Path(__file__).resolve().parents[2] / "shared" / "data" / "mimesisbench-yahoo-2011" / "nnmetadata.properties.zip"
 

@@ -22,7 +22,7 @@ import ctypes
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, Union
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -144,7 +144,7 @@ class Crashed:
 
 
 #: what an engine reports while jobs run
-EngineEvent = Union[Progress, WorkerResult, Crashed]
+EngineEvent = Progress | WorkerResult | Crashed
 
 
 class JobSpec(Protocol):

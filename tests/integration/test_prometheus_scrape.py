@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.unit.test_metrics_dashboard import dashboard_exprs
 
 from mimesisbench.run.synthetic import write_phased_schedule
 from mimesisbench.schedule.format import OpCode
-from tests.unit.test_metrics_dashboard import dashboard_exprs
 
 PROMETHEUS = Path("/usr/bin/prometheus")
 SCRAPE = "500ms"

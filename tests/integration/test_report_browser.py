@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.unit.test_report_html import make_real_runs
 
 from mimesisbench.report.build import build_report
-from tests.unit.test_report_html import make_real_runs
 
 pytestmark = pytest.mark.integration
 

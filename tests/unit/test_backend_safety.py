@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends import safety
 from mimesisbench.backends.base import Outcome
@@ -13,7 +14,6 @@ from mimesisbench.backends.posix import PosixBackend
 from mimesisbench.errors import ConfigError, SafetyError
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from tests.unit.test_run_schedules import workload
 
 
 def test_a_new_base_is_created_and_marked(tmp_path: Path) -> None:

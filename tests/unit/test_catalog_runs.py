@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from tests.unit.test_report_html import make_real_runs
 
 from mimesisbench.cli.cmd_report import COMMANDS
 from mimesisbench.cli.main import cli
@@ -16,7 +17,6 @@ from mimesisbench.errors import ConfigError
 from mimesisbench.results import rundir
 from mimesisbench.results.catalog import open_catalog
 from mimesisbench.results.load import NoRunsError
-from tests.unit.test_report_html import make_real_runs
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ import numpy as np
 import polars as pl
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.errors import ConfigError
 from mimesisbench.monitoring.live_stats import N_BUCKETS, bucket_index
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import RunReport, run_benchmark
-from tests.unit.test_run_schedules import workload
 
 
 def _scrape_after_run(config: RunConfig, out: Path) -> tuple[RunReport, str]:

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from tests.unit.test_run_failures import InterruptingEngine
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends.base import NativeLaneRunner, Outcome
 from mimesisbench.backends.conformance import CASES, Case, Target, check_random_sequences, run_case
@@ -39,48 +41,46 @@ from mimesisbench.run.phase1 import build_namespace
 from mimesisbench.run.worker import WorkerSpec, run_worker_inline
 from mimesisbench.schedule import load_schedule
 from mimesisbench.schedule.format import OpCode
-from tests.unit.test_run_failures import InterruptingEngine
-from tests.unit.test_run_schedules import workload
 
-O = OpCode
+Op = OpCode
 Step = tuple[OpCode, str] | tuple[OpCode, str, str]
 
 #: every operation, every outcome the posix backend can give without privileges
 SCRIPT: list[Step] = [
-    (O.MKDIRS, "/d"),
-    (O.MKDIRS, "/d"),  # exists
-    (O.MKDIRS, "/x/y"),  # not_found
-    (O.CREATE, "/d/a"),
-    (O.CREATE, "/d/a"),  # exists
-    (O.CREATE, "/nodir/a"),  # not_found
-    (O.OPEN, "/d/a"),
-    (O.OPEN, "/d/missing"),  # not_found
-    (O.OPEN, "/d"),  # a directory opens read-only
-    (O.LIST_FILE, "/d/a"),
-    (O.LIST_FILE, "/d/missing"),  # not_found
-    (O.GETFILEINFO, "/d/a"),
-    (O.GETFILEINFO, "/d/a/below"),  # ENOTDIR: not_found
-    (O.LIST_DIR, "/d"),
-    (O.LIST_DIR, "/"),
-    (O.LIST_DIR, "/d/a"),  # ENOTDIR: not_found
-    (O.LIST_DIR, "/nodir"),  # not_found
-    (O.RENAME_FILE, "/d/a", "/d/b"),
-    (O.RENAME_FILE, "/d/a", "/d/c"),  # source gone: not_found
-    (O.CREATE, "/d/c"),
-    (O.RENAME_FILE, "/d/b", "/d/c"),  # target exists: exists
-    (O.RENAME_FILE, "/d/zz", "/d/c"),  # target exists, source missing: not_found
-    (O.MKDIRS, "/m"),
-    (O.CREATE, "/m/f"),
-    (O.RENAME_DIR, "/m", "/m.r1"),
-    (O.RENAME_DIR, "/m.r1", "/m.r1/inside"),  # EINVAL: other
-    (O.LIST_DIR, "/m.r1"),
-    (O.DELETE, "/d/b"),
-    (O.DELETE, "/d/b"),  # not_found
-    (O.DELETE, "/d"),  # EISDIR: other
-    (O.CREATE, "/d/c/x"),  # ENOTDIR: not_found
-    (O.MKDIRS, "/m.r1/f/z"),  # ENOTDIR: not_found
-    (O.DELETE, "/m.r1/f"),
-    (O.RENAME_DIR, "/m.r1", "/m2"),
+    (Op.MKDIRS, "/d"),
+    (Op.MKDIRS, "/d"),  # exists
+    (Op.MKDIRS, "/x/y"),  # not_found
+    (Op.CREATE, "/d/a"),
+    (Op.CREATE, "/d/a"),  # exists
+    (Op.CREATE, "/nodir/a"),  # not_found
+    (Op.OPEN, "/d/a"),
+    (Op.OPEN, "/d/missing"),  # not_found
+    (Op.OPEN, "/d"),  # a directory opens read-only
+    (Op.LIST_FILE, "/d/a"),
+    (Op.LIST_FILE, "/d/missing"),  # not_found
+    (Op.GETFILEINFO, "/d/a"),
+    (Op.GETFILEINFO, "/d/a/below"),  # ENOTDIR: not_found
+    (Op.LIST_DIR, "/d"),
+    (Op.LIST_DIR, "/"),
+    (Op.LIST_DIR, "/d/a"),  # ENOTDIR: not_found
+    (Op.LIST_DIR, "/nodir"),  # not_found
+    (Op.RENAME_FILE, "/d/a", "/d/b"),
+    (Op.RENAME_FILE, "/d/a", "/d/c"),  # source gone: not_found
+    (Op.CREATE, "/d/c"),
+    (Op.RENAME_FILE, "/d/b", "/d/c"),  # target exists: exists
+    (Op.RENAME_FILE, "/d/zz", "/d/c"),  # target exists, source missing: not_found
+    (Op.MKDIRS, "/m"),
+    (Op.CREATE, "/m/f"),
+    (Op.RENAME_DIR, "/m", "/m.r1"),
+    (Op.RENAME_DIR, "/m.r1", "/m.r1/inside"),  # EINVAL: other
+    (Op.LIST_DIR, "/m.r1"),
+    (Op.DELETE, "/d/b"),
+    (Op.DELETE, "/d/b"),  # not_found
+    (Op.DELETE, "/d"),  # EISDIR: other
+    (Op.CREATE, "/d/c/x"),  # ENOTDIR: not_found
+    (Op.MKDIRS, "/m.r1/f/z"),  # ENOTDIR: not_found
+    (Op.DELETE, "/m.r1/f"),
+    (Op.RENAME_DIR, "/m.r1", "/m2"),
 ]
 EXPECTED = [
     Outcome.OK, Outcome.EXISTS, Outcome.NOT_FOUND, Outcome.OK, Outcome.EXISTS, Outcome.NOT_FOUND,
@@ -177,8 +177,8 @@ def test_lane_without_renames_and_many_paths(tmp_path: Path) -> None:
     """A lane of thousands of operations (no rename targets): creates, lstats, deletes."""
     backend = _backend(tmp_path / "b")
     names = [f"/f{i}" for i in range(3000)]
-    steps: list[Step] = [(O.CREATE, n) for n in names] + [(O.GETFILEINFO, n) for n in names]
-    steps += [(O.DELETE, n) for n in names[::2]] + [(O.OPEN, n) for n in names[:4]]
+    steps: list[Step] = [(Op.CREATE, n) for n in names] + [(Op.GETFILEINFO, n) for n in names]
+    steps += [(Op.DELETE, n) for n in names[::2]] + [(Op.OPEN, n) for n in names[:4]]
     lane = _lane(backend, steps)
     assert lane.paths2 is None
     stop = StopSignal()
@@ -199,7 +199,7 @@ def test_binary_buffers_hold_each_path_and_nulls_as_empty() -> None:
 
 
 def test_drift_stops_both_lanes_alike_and_records_nothing_for_the_late_op(tmp_path: Path) -> None:
-    steps: list[Step] = [(O.CREATE, "/a"), (O.OPEN, "/a"), (O.GETFILEINFO, "/a"), (O.DELETE, "/a")]
+    steps: list[Step] = [(Op.CREATE, "/a"), (Op.OPEN, "/a"), (Op.GETFILEINFO, "/a"), (Op.DELETE, "/a")]
     due = [0, 0, 0, -10_000_000_000]  # the fourth is 10 s late when its turn comes
     for name, run in (("python", _python), ("native", _native)):
         backend = _backend(tmp_path / name)
@@ -215,8 +215,8 @@ def test_drift_stops_both_lanes_alike_and_records_nothing_for_the_late_op(tmp_pa
 def test_drift_in_one_native_lane_stops_its_sibling(tmp_path: Path) -> None:
     backend = _backend(tmp_path / "b")
     runner = _runner(backend)
-    waiting = _lane(backend, [(O.CREATE, "/w"), (O.OPEN, "/w")], [0, FAR])
-    late = _lane(backend, [(O.CREATE, "/l"), (O.OPEN, "/l")], [0, -10_000_000_000])
+    waiting = _lane(backend, [(Op.CREATE, "/w"), (Op.OPEN, "/w")], [0, FAR])
+    late = _lane(backend, [(Op.CREATE, "/l"), (Op.OPEN, "/l")], [0, -10_000_000_000])
     stop = StopSignal()
     flag = runner.stop_flag()
     stop.add_listener(flag.set)
@@ -234,7 +234,7 @@ def test_drift_in_one_native_lane_stops_its_sibling(tmp_path: Path) -> None:
 
 def test_a_stop_mid_lane_ends_the_wait_and_keeps_what_was_recorded(tmp_path: Path) -> None:
     backend = _backend(tmp_path / "b")
-    steps: list[Step] = [(O.CREATE, "/a"), (O.GETFILEINFO, "/a"), (O.DELETE, "/a"), (O.CREATE, "/b")]
+    steps: list[Step] = [(Op.CREATE, "/a"), (Op.GETFILEINFO, "/a"), (Op.DELETE, "/a"), (Op.CREATE, "/b")]
     lane = _lane(backend, steps, [0, 0, 0, FAR])
     stop = StopSignal()
     thread = threading.Thread(target=_native, args=(lane, backend, time.monotonic_ns(), stop), kwargs={"paced": True})
@@ -254,7 +254,7 @@ def test_a_stop_mid_lane_ends_the_wait_and_keeps_what_was_recorded(tmp_path: Pat
 @pytest.mark.parametrize("paced", [False, True])
 def test_a_stop_while_waiting_for_the_barrier_issues_nothing(tmp_path: Path, paced: bool) -> None:
     backend = _backend(tmp_path / "b")
-    lane = _lane(backend, [(O.CREATE, "/a")])
+    lane = _lane(backend, [(Op.CREATE, "/a")])
     stop = StopSignal()
     origin = time.monotonic_ns() + FAR
     thread = threading.Thread(target=_native, args=(lane, backend, origin, stop), kwargs={"paced": paced})
@@ -268,7 +268,7 @@ def test_a_stop_while_waiting_for_the_barrier_issues_nothing(tmp_path: Path, pac
 
 def test_a_stop_set_before_the_lane_starts_issues_nothing(tmp_path: Path) -> None:
     backend = _backend(tmp_path / "b")
-    lane = _lane(backend, [(O.CREATE, "/a"), (O.CREATE, "/b")])
+    lane = _lane(backend, [(Op.CREATE, "/a"), (Op.CREATE, "/b")])
     stop = StopSignal()
     stop.set("stopped", "early")
     _native(lane, backend, time.monotonic_ns(), stop, paced=False)  # the listener fires at once
@@ -279,7 +279,7 @@ def test_a_stop_set_before_the_lane_starts_issues_nothing(tmp_path: Path) -> Non
 def test_an_operation_that_cannot_be_issued_fails_the_lane_like_the_python_one(tmp_path: Path, bad: str) -> None:
     for name, run in (("python", _python), ("native", _native)):
         backend = _backend(tmp_path / name)
-        steps: list[Step] = [(O.CREATE, "/a"), (O.OPEN, "/a"), (O.DELETE, "/a")]
+        steps: list[Step] = [(Op.CREATE, "/a"), (Op.OPEN, "/a"), (Op.DELETE, "/a")]
         lane = _lane(backend, steps)
         if bad == "opcode":
             lane.ops[1] = 0  # no operation has code 0
@@ -298,7 +298,7 @@ def test_an_operation_that_cannot_be_issued_fails_the_lane_like_the_python_one(t
 def test_native_lane_rejects_inputs_of_the_wrong_shape(tmp_path: Path) -> None:
     backend = _backend(tmp_path / "b")
     runner = _runner(backend)
-    lane = _lane(backend, [(O.CREATE, "/a"), (O.CREATE, "/b")])
+    lane = _lane(backend, [(Op.CREATE, "/a"), (Op.CREATE, "/b")])
     inputs = lane.native_inputs()
     kw = {"origin_ns": 0, "max_drift_ns": 1, "paced": False, "spin_ns": 0, "stop": runner.stop_flag(),
           "progress": runner.progress()}

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from tests.unit.test_compare_stats import write_synthetic_run
 
 from mimesisbench.analysis.histogram import BINS_PER_DECADE, run_histograms
 from mimesisbench.analysis.knee import is_load_series, load_points
@@ -15,7 +16,6 @@ from mimesisbench.analysis.server import server_series
 from mimesisbench.report.style import _scoped_svg
 from mimesisbench.results import rundir
 from mimesisbench.results.load import load_run
-from tests.unit.test_compare_stats import write_synthetic_run
 
 
 def test_choose_bin_keeps_series_short() -> None:

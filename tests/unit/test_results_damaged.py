@@ -13,12 +13,12 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.cli.main import main
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from tests.unit.test_run_schedules import workload
 
 Damage = Callable[[Path], None]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends import safety
 from mimesisbench.cli.main import cli, main
@@ -35,7 +36,6 @@ from mimesisbench.run.partition import plan_partition
 from mimesisbench.run.probes import JmxProbe, LiveProbe, Probe, probes_for_run
 from mimesisbench.run.runlock import RunLock
 from mimesisbench.run.worker import WorkerSpec, run_worker_inline
-from tests.unit.test_run_schedules import workload
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import polars as pl
 import pytest
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.errors import SafetyError
@@ -18,7 +19,6 @@ from mimesisbench.run.coordinator import RunReport, run_benchmark
 from mimesisbench.schedule import load_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.schedule.paths import event_paths
-from tests.unit.test_run_schedules import workload
 
 OPS_KEYS = ("issued", "succeeded", "failed", "errors", "throughput_ops_per_s", "latency_ms", "service_ms", "lateness_ms")
 TIME_KEYS = {"mean", "p50", "p90", "p99", "p999", "max"}

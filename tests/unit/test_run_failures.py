@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import polars as pl
 import pytest
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.cli.main import main
@@ -23,7 +24,6 @@ from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import RunReport, raise_if_incomplete, run_benchmark
 from mimesisbench.run.worker import Worker
-from tests.unit.test_run_schedules import workload
 
 HERE = "tests.unit.test_run_failures"
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.backends.posix import PosixBackend
@@ -21,7 +22,6 @@ from mimesisbench.run.phase1 import (
 )
 from mimesisbench.schedule import load_schedule
 from mimesisbench.schedule.paths import namespace_paths
-from tests.unit.test_run_schedules import workload
 
 
 def _posix(tmp_path: Path) -> PosixBackend:

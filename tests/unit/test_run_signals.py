@@ -14,9 +14,9 @@ from pathlib import Path
 import polars as pl
 import psutil
 import pytest
+from tests.unit.test_run_schedules import workload
 
 from mimesisbench.results import rundir
-from tests.unit.test_run_schedules import workload
 
 #: generous: a loaded 2-core machine may be slow to start the workers
 WAIT_S = 120.0

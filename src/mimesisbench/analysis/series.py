@@ -125,7 +125,7 @@ def series_from_samples(run: RunData, *, max_points: int = DEFAULT_MAX_POINTS) -
         .sort("op", "t_s")
     )
     issue_frame = frames[2].rename({"t_issue": "t_s"}).select(_empty_issue().columns).sort("t_s")
-    return RunSeries(width, completion.cast(_empty_completion().schema), issue_frame.cast(_empty_issue().schema), "samples")  # type: ignore[arg-type]
+    return RunSeries(width, completion.cast(_empty_completion().schema), issue_frame.cast(_empty_issue().schema), "samples")
 
 
 def series_from_timeseries(run: RunData) -> RunSeries:
@@ -151,7 +151,7 @@ def series_from_timeseries(run: RunData) -> RunSeries:
             pl.col("lateness_p99_ms").cast(pl.Float64),
             pl.lit(None, dtype=pl.Float64).alias("lateness_max_ms"),
         )
-    return RunSeries(1.0, out.cast(_empty_completion().schema).sort("op", "t_s"), issue.sort("t_s"), "timeseries")  # type: ignore[arg-type]
+    return RunSeries(1.0, out.cast(_empty_completion().schema).sort("op", "t_s"), issue.sort("t_s"), "timeseries")
 
 
 def run_series(run: RunData, *, max_points: int = DEFAULT_MAX_POINTS) -> RunSeries:

@@ -276,7 +276,7 @@ class Backend(ABC):
         renames = (OpCode.RENAME_FILE, OpCode.RENAME_DIR)
         # every other op's label is its method's name (aio_create, aio_list_file, ...)
         table: dict[OpCode, AsyncOp] = {op: getattr(self, f"aio_{op.label}") for op in OpCode if op not in renames}
-        aio_rename = getattr(self, "aio_rename")
+        aio_rename = getattr(self, "aio_rename")  # noqa: B009 - only async subclasses define it
 
         async def rename_pair(pair: tuple[str, str]) -> None:
             await aio_rename(pair[0], pair[1])

@@ -259,11 +259,11 @@ def run_case(factory: BackendFactory, case: Case, target: TargetFactory | None =
     backend, cleanup = factory()
     try:
         check_capabilities(backend)
-        target = (target or Target)(backend)
-        if not case.applies_to(target.caps):
+        wrapped = (target or Target)(backend)
+        if not case.applies_to(wrapped.caps):
             return False
         try:
-            case.run(target)
+            case.run(wrapped)
         except ConformanceError as exc:
             raise ConformanceError(f"{type(backend).__name__} ({backend.url}), case {case.name}: {exc}") from None
         return True

@@ -18,7 +18,8 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from typing import ClassVar
+from enum import Enum
+from typing import ClassVar, Final
 
 from mimesisbench.backends.base import Backend
 
@@ -56,7 +57,7 @@ class MemoryBackend(Backend):
                 raise _err(errno.ENOENT, path)
             if child is None:
                 raise _err(errno.ENOTDIR, path)
-            node = child  # type: ignore[assignment]
+            node = child
         return node
 
     def _parent(self, path: str) -> tuple[Tree, str]:
@@ -112,7 +113,7 @@ class MemoryBackend(Backend):
         child = parent.get(parts[-1], _MISSING)
         if child is _MISSING:
             raise _err(errno.ENOENT, path)
-        return child  # type: ignore[return-value]
+        return child
 
     def open(self, path: str) -> None:
         with self._lock:
@@ -169,8 +170,10 @@ def _inside(path: list[str], ancestor: list[str]) -> bool:
     return len(path) > len(ancestor) and path[: len(ancestor)] == ancestor
 
 
-class _Missing:
-    pass
+class _Missing(Enum):
+    """No entry of that name (an enum, so that ``is _MISSING`` narrows types)."""
+
+    MISSING = 0
 
 
-_MISSING = _Missing()
+_MISSING: Final = _Missing.MISSING

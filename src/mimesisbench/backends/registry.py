@@ -53,11 +53,11 @@ def backend_class(url: str) -> type[Backend]:
         if ":" not in target:
             raise ConfigError(f"backend {url!r}: use py:package.module:ClassName")
         return _load(target, url)
-    target = BUILTIN_BACKENDS.get(scheme)
-    if target is None:
+    builtin = BUILTIN_BACKENDS.get(scheme)
+    if builtin is None:
         known = ", ".join(sorted(BUILTIN_BACKENDS))
         raise ConfigError(f"unknown backend {url!r} (known schemes: {known}; or py:module:Class)")
-    return _load(target, url)
+    return _load(builtin, url)
 
 
 def open_backend(url: str) -> Backend:

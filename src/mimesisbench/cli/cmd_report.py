@@ -36,7 +36,7 @@ def _console(min_width: int) -> Console:
 
 def _json_default(value: object) -> Any:
     if hasattr(value, "isoformat"):
-        return value.isoformat()  # type: ignore[no-any-return]
+        return value.isoformat()
     return str(value)
 
 

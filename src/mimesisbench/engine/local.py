@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 from mimesisbench.errors import BackendError, MimesisError
 from mimesisbench.jobs import (
@@ -43,6 +43,9 @@ from mimesisbench.jobs import (
     WorkerResult,
     tighten_timer_slack,
 )
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 #: ``prctl`` option: the signal this process gets when its parent ends
 _PR_SET_PDEATHSIG = 1
@@ -146,7 +149,8 @@ class LocalEngine(Generic[SpecT]):
         self._factory = job_factory
         methods = mp.get_all_start_methods()
         method = start_method or ("forkserver" if "forkserver" in methods else "spawn")
-        self._ctx = mp.get_context(method)
+        # a concrete context (typeshed types get_context(str) as BaseContext, which has no Process)
+        self._ctx = cast("ForkServerContext | SpawnContext | ForkContext", mp.get_context(method))
         if method == "forkserver":
             # the job's module too, so each worker forks with it (and its imports) loaded
             preload = ["mimesisbench.engine.local", getattr(job_factory, "__module__", None)]
@@ -189,7 +193,7 @@ class LocalEngine(Generic[SpecT]):
 
     def start_at(self, wall_ns: int) -> None:
         self._started = True
-        for index, conn in self._conns.items():
+        for index in self._conns:
             if index not in self._ended:
                 self._send(index, ("start", wall_ns))
 

@@ -205,8 +205,8 @@ class RayEngine(Generic[SpecT]):
         prep = {s.actor.prepare.remote(bundle_ref if shipped else None): s for s, shipped in zip(slots, ship)}
         pending = set(self._wait_all(list(prep), deadline))
         if pending:
-            late = ", ".join(str(s.index) for ref, s in prep.items() if ref in pending)
-            raise BackendError(f"workers not ready after {timeout_s:.0f} s (still preparing: {late})")
+            preparing = ", ".join(str(s.index) for ref, s in prep.items() if ref in pending)
+            raise BackendError(f"workers not ready after {timeout_s:.0f} s (still preparing: {preparing})")
         infos: list[ReadyInfo] = []
         for (ref, s), shipped in zip(prep.items(), ship):
             try:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -249,7 +250,7 @@ def _op_mix(fo: FittedObjects, counts: dict[str, int]) -> OpMix:
 def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig, k_selection: str) -> WorkloadProfile:
     """Build the profile for a given assignment of objects to types 1..K."""
     k = int(labels.max())
-    type_of_obj = np.zeros(int(fo.objects["obj"].max()) + 1, dtype=np.int16)
+    type_of_obj = np.zeros(int(cast(int, fo.objects["obj"].max())) + 1, dtype=np.int16)
     type_of_obj[fo.objects["obj"].to_numpy()] = labels
     obj_order, obj_bounds = _groups(labels, k)
     gap_order, gap_bounds = _groups(type_of_obj[fo.gap_obj], k)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
@@ -14,7 +16,7 @@ def fit_namespace(directories: pl.Series, file_depths: pl.Series) -> NamespaceSh
     dirs = pl.concat([directories.cast(pl.String), pl.Series(["/"])]).unique().to_frame("path")
     dirs = dirs.with_columns(path_depth(pl.col("path")).alias("depth"))
     per_depth = dirs.group_by("depth").len().sort("depth")
-    max_depth = int(per_depth["depth"].max() or 0)
+    max_depth = int(cast("int | None", per_depth["depth"].max()) or 0)
     counts = np.zeros(max_depth + 1, dtype=np.int64)
     counts[per_depth["depth"].to_numpy()] = per_depth["len"].to_numpy()
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -150,7 +151,7 @@ class _EventArrays:
     buffers where they can be (no copy of 10 M-row columns)."""
 
     time: NDArray[np.int64]
-    op: NDArray[np.uint8]  # index into ``names.op_names``
+    op: NDArray[np.unsignedinteger[Any]]  # index into ``names.op_names`` (uint8; uint16 past 255 names)
     pcode: NDArray[np.uint32]  # the path's Categorical code ...
     code_pid: NDArray[np.int32]  # ... and each code's path id (index into ``paths``; -1: unused code)
     keep: NDArray[np.bool_] | None  # the rows that count (None: all)
@@ -193,7 +194,8 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
     if allowed.null_count() or not allowed.all() or path_col.null_count() or op_col.null_count():
         keep = allowed.fill_null(False).to_numpy() & path_col.is_not_null().to_numpy() & op_col.is_not_null().to_numpy()
     n_rows = events.height
-    all_rows = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64)
+    row_dtype: type[np.signedinteger[Any]] = np.int32 if n_rows < 2**31 else np.int64
+    all_rows = np.arange(n_rows, dtype=row_dtype)
 
     # operations (of every event, as before filtering): codes -> index of the name in op_names.
     # A null's code (0, see ``_codes``) may be a real operation's too: texts are read from rows
@@ -208,13 +210,14 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
     op_ucodes = np.flatnonzero(op_at >= 0)
     op_present = op_col.gather(op_at[op_ucodes]).cast(pl.String).to_list()
     op_names = tuple(sorted({o for o in op_present if o is not None} | set(_KNOWN_OPS)))
-    op_lut = np.zeros(op_at.size, dtype=np.uint8 if len(op_names) < 256 else np.uint16)
+    op_dtype: type[np.unsignedinteger[Any]] = np.uint8 if len(op_names) < 256 else np.uint16
+    op_lut = np.zeros(op_at.size, dtype=op_dtype)
     op_lut[op_ucodes] = [op_names.index(o) if o is not None else 0 for o in op_present]
     op = op_lut[op_codes]  # every row (as time and path codes): rows outside ``keep`` are never read
     del op_codes
 
-    time = events["time_ms"]
-    time = (time if time.dtype == pl.Int64 else time.cast(pl.Int64)).to_numpy()
+    time_col = events["time_ms"]
+    time = (time_col if time_col.dtype == pl.Int64 else time_col.cast(pl.Int64)).to_numpy()
     all_pcodes = _codes(path_col, None)
     # destinations are rare: kept only where there is one
     has_dst = dst_col.is_not_null().to_numpy()

@@ -82,7 +82,9 @@ class Distribution(BaseModel):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_samples(cls, samples: NDArray[np.floating] | list[float], points: int = DEFAULT_POINTS) -> Distribution:
+    def from_samples(
+        cls, samples: NDArray[np.floating] | NDArray[np.integer] | list[float], points: int = DEFAULT_POINTS
+    ) -> Distribution:
         """Fit a quantile table from raw samples: ``points + 1`` evenly spaced quantile levels plus a
         few geometrically spaced ones in the upper tail; at most about ``2 * (points + 30)`` values.
 

@@ -27,7 +27,7 @@ most ``MAX_TIME_MS``, op-mix ratios at most ``MAX_RATIO``, observed popularity a
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -43,8 +43,8 @@ from pydantic import (
 
 from mimesisbench.profile.distribution import Distribution
 
-PROFILE_FORMAT = "mimesisbench-profile"
-PROFILE_VERSION = 1
+PROFILE_FORMAT: Final = "mimesisbench-profile"
+PROFILE_VERSION: Final = 1
 
 #: type ids are Int16 in schedules
 MAX_TYPE_ID = 32767
@@ -96,18 +96,20 @@ class FileType(_Strict):
 
     id: Annotated[int, Field(ge=1, le=MAX_TYPE_ID)]
     weight: Share = Field(description="w_j: share of the files created in the window")
-    pre_existing: FileCount = Field(0, description="pre_j: files of this type that exist at t0")
-    create_interarrival: Distribution | None = Field(None, description="C_j, ms")
-    activation_delay: Distribution | None = Field(None, description="G_j, ms from creation (or t0) to first access")
-    active_span: Distribution | None = Field(None, description="H_j, ms from first to last access")
-    access_interarrival: Distribution | None = Field(None, description="F_j, ms between accesses to one file")
-    delete_delay: Distribution | None = Field(None, description="D_j, ms; origin given by delete_delay_origin")
+    pre_existing: FileCount = Field(default=0, description="pre_j: files of this type that exist at t0")
+    create_interarrival: Distribution | None = Field(default=None, description="C_j, ms")
+    activation_delay: Distribution | None = Field(
+        default=None, description="G_j, ms from creation (or t0) to first access"
+    )
+    active_span: Distribution | None = Field(default=None, description="H_j, ms from first to last access")
+    access_interarrival: Distribution | None = Field(default=None, description="F_j, ms between accesses to one file")
+    delete_delay: Distribution | None = Field(default=None, description="D_j, ms; origin given by delete_delay_origin")
     delete_delay_origin: Literal["creation", "last_access"] = "last_access"
-    delete_share: Share = Field(0.0, description="share of files that are deleted (after D_j)")
-    open_share: Share = Field(1.0, description="p_j: share of accesses that are opens; the rest list the file")
-    accessed_share: Share = Field(1.0, description="share of files that are accessed at all")
+    delete_share: Share = Field(default=0.0, description="share of files that are deleted (after D_j)")
+    open_share: Share = Field(default=1.0, description="p_j: share of accesses that are opens; the rest list the file")
+    accessed_share: Share = Field(default=1.0, description="share of files that are accessed at all")
     span_population: Literal["all", "created"] = Field(
-        "all",
+        default="all",
         description="the files whose spans H_j describes: every accessed file ('all'), or only the files "
         "created in the trace's window ('created': the 2014 format, whose F_j pools the gaps of every "
         "accessed file, mostly pre-existing ones); with 'created' a span-driven type's pre-existing files "
@@ -115,7 +117,7 @@ class FileType(_Strict):
         "H_j with the created files' spans",
     )
     access_gap_sampling: GapSampling | None = Field(
-        None,
+        default=None,
         description="optional generator table: F'_j sampled by the closing rule (span-driven types) so that "
         "the generated interarrivals follow F_j; absent: F_j is sampled",
     )
@@ -196,10 +198,12 @@ class NamespaceShape(_Strict):
     dirs_per_depth: list[NonNegativeInt] = Field(
         default_factory=list, max_length=MAX_DEPTH + 1, description="directories at depth 0, 1, ..."
     )
-    subdirs_per_dir: Distribution | None = Field(None, description="distribution of subdirectories per directory")
+    subdirs_per_dir: Distribution | None = Field(
+        default=None, description="distribution of subdirectories per directory"
+    )
     files_at_depth: dict[int, Share] = Field(default_factory=dict, description="share of files at each depth")
     tree_file: str | None = Field(
-        None, description="optional file (relative to the profile) listing every directory, one per line"
+        default=None, description="optional file (relative to the profile) listing every directory, one per line"
     )
 
     @model_validator(mode="after")
@@ -233,7 +237,7 @@ class ProfileSource(_Strict):
     seed: int | None = None
     k_selection: str = ""
     pre_existing_inferred: bool = Field(
-        False, description="true when pre-existing files were inferred from the trace, not read from a snapshot"
+        default=False, description="true when pre-existing files were inferred from the trace, not read from a snapshot"
     )
     notes: list[str] = Field(default_factory=list)
     trace_stats: dict[str, float] = Field(default_factory=dict)

@@ -246,9 +246,10 @@ def run_sync_lane(
     recorded as ``other`` for its operation and re-raised after setting ``stop``.
     """
     clock = time.monotonic_ns
-    m_start = memoryview(lane.start_ns)
-    m_end = memoryview(lane.end_ns)
-    m_out = memoryview(lane.outcome)
+    # ``.data`` is ``memoryview(array)`` (numpy's stubs give ndarray no ``__buffer__`` before Python 3.12)
+    m_start = lane.start_ns.data
+    m_end = lane.end_ns.data
+    m_out = lane.outcome.data
     n = len(lane)
     k = 0
     if not paced:

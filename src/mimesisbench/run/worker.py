@@ -18,9 +18,10 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -159,13 +160,18 @@ class Worker:
         if self.spec.max_drift_ns is not None and self.spec.time_scale > 0:
             max_drift = int(self.spec.max_drift_ns)
         errors: list[BaseException] = []
-        kwargs = {"classify": backend.classify, "op_errors": backend.op_errors, "max_drift_ns": max_drift}
+        classify, op_errors = backend.classify, backend.op_errors
         threads: list[threading.Thread] = []
         if backend.is_async:
             afns = _table(backend.async_ops())
 
             async def main() -> None:
-                tasks = [lanes_mod.run_async_lane(lane, afns, origin, stop, **kwargs) for lane in self.lanes_]
+                tasks = [
+                    lanes_mod.run_async_lane(
+                        lane, afns, origin, stop, classify=classify, op_errors=op_errors, max_drift_ns=max_drift
+                    )
+                    for lane in self.lanes_
+                ]
                 results = await asyncio.gather(*tasks, return_exceptions=True)
                 errors.extend(r for r in results if isinstance(r, BaseException))
 
@@ -201,7 +207,8 @@ class Worker:
                 try:
                     lanes_mod.run_sync_lane(
                         lane, fns, origin, stop, yield_spin=yield_spin, spin_ns=spin_ns,
-                        paced=self.spec.time_scale > 0, **kwargs
+                        paced=self.spec.time_scale > 0, classify=classify, op_errors=op_errors,
+                        max_drift_ns=max_drift,
                     )
                 except BaseException as exc:  # noqa: BLE001 - reported through the result
                     errors.append(exc)
@@ -321,7 +328,8 @@ def write_part_file(parts_dir: Path, index: int, arrays: dict[str, np.ndarray]) 
     final = parts_dir / f"worker-{index}.npz"
     tmp = parts_dir / f"worker-{index}.tmp.npz"
     try:
-        np.savez(tmp, **arrays)
+        named: dict[str, Any] = arrays  # by name (numpy's stubs would also match a ** dict to allow_pickle)
+        np.savez(tmp, **named)
         os.replace(tmp, final)
     except BaseException:
         with contextlib.suppress(OSError):  # no half-written part left behind (it only takes space)
@@ -330,8 +338,12 @@ def write_part_file(parts_dir: Path, index: int, arrays: dict[str, np.ndarray]) 
     return final
 
 
-def _table(mapping: dict[OpCode, object]) -> list:  # type: ignore[type-arg]
-    table: list[object] = [None] * (max(int(op) for op in OpCode) + 1)
+#: a backend's operation (sync or async)
+_Op = TypeVar("_Op")
+
+
+def _table(mapping: Mapping[OpCode, _Op]) -> list[_Op | None]:
+    table: list[_Op | None] = [None] * (max(int(op) for op in OpCode) + 1)
     for op, fn in mapping.items():
         table[int(op)] = fn
     return table

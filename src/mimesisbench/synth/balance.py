@@ -85,9 +85,10 @@ def balanced_pre_law(
     edges = equal_mass_bins(values, cdf, BALANCE_BINS)
     key_bin = np.searchsorted(edges, values, side="left")
     nb = edges.size
-    target = np.bincount(key_bin, weights=weights, minlength=nb)
-    made = np.bincount(np.minimum(np.searchsorted(edges, created_gaps_ms, side="left"), nb - 1), minlength=nb)
-    made = made / created_gaps_ms.size
+    # float64 already (weighted); numpy's stubs type every bincount as an integer array
+    target = np.bincount(key_bin, weights=weights, minlength=nb).astype(np.float64, copy=False)
+    made_counts = np.bincount(np.minimum(np.searchsorted(edges, created_gaps_ms, side="left"), nb - 1), minlength=nb)
+    made = made_counts / created_gaps_ms.size
     expected = target
     if created_limits_ms is not None:
         seen = truncated_seen(f.cdf, created_limits_ms)(edges)

@@ -142,8 +142,8 @@ def calibrate_gaps(
             if alpha < ALPHA / MIN_STEP_DIVISOR:
                 break
             factor, gaps = best_factor, best_gaps
-        out = np.bincount(np.minimum(np.searchsorted(edges_us, gaps, side="left"), nb - 1), minlength=nb)
-        out = out / max(gaps.size, 1)
+        out_counts = np.bincount(np.minimum(np.searchsorted(edges_us, gaps, side="left"), nb - 1), minlength=nb)
+        out = out_counts / max(gaps.size, 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = np.where(out > 0, target / out, CLIP) ** alpha
         factor = np.clip(factor * np.clip(step, 1.0 / CLIP, CLIP), 1.0 / MAX_FACTOR, MAX_FACTOR)

@@ -29,6 +29,96 @@ def _join(parent: str, name: str) -> str:
     return ("" if parent == "/" else parent) + "/" + name
 
 
+@dataclass
+class _Model:
+    """The set-based namespace: what exists now, and how many entries each directory holds."""
+
+    dir_path: list[str]
+    dir_parent: list[int]
+    dir_pre: list[bool]
+    dir_gen: list[int]
+    f_type: list[int]
+    f_dir: list[int]
+    f_pre: list[bool]
+    live_dirs: set[str]
+    live_files: set[str]
+    children: dict[str, int]
+
+    def apply(self, op: OpCode, ty: int, target: int, gen: int) -> str | None:
+        """Apply one event; the reason it is invalid, or None when it is valid."""
+        if op.on_directory:
+            return self._apply_dir(op, target, gen)
+        return self._apply_file(op, ty, target, gen)
+
+    def _apply_dir(self, op: OpCode, target: int, gen: int) -> str | None:
+        dir_path, dir_gen, live_dirs, children = self.dir_path, self.dir_gen, self.live_dirs, self.children
+        if not 0 <= target < len(dir_path):
+            return "unknown directory id"
+        path = dir_rename_name(dir_path[target], dir_gen[target])
+        if op == OpCode.LIST_DIR:
+            if path not in live_dirs:
+                return f"directory {path} does not exist"
+        elif op == OpCode.MKDIRS:
+            parent = dir_path[self.dir_parent[target]]
+            if self.dir_pre[target]:
+                return "mkdirs of a pre-existing directory"
+            if parent not in live_dirs:
+                return f"parent {parent} does not exist"
+            if path in live_dirs:
+                return f"directory {path} exists already"
+            live_dirs.add(path)
+            children[parent] = children.get(parent, 0) + 1
+        else:  # RENAME_DIR
+            if gen != dir_gen[target]:
+                return f"generation {gen}, but the directory is at generation {dir_gen[target]}"
+            new = dir_rename_name(dir_path[target], gen + 1)
+            if path not in live_dirs:
+                return f"directory {path} does not exist"
+            if new in live_dirs:
+                return f"rename destination {new} exists"
+            if children.get(path, 0):
+                return f"directory {path} is not empty"
+            live_dirs.discard(path)
+            live_dirs.add(new)
+            dir_gen[target] += 1
+        return None
+
+    def _apply_file(self, op: OpCode, ty: int, target: int, gen: int) -> str | None:
+        f_type, live_files, children = self.f_type, self.live_files, self.children
+        if not 0 <= target < len(f_type):
+            return "unknown file id"
+        if ty != f_type[target]:
+            return f"type {ty}, but the file is of type {f_type[target]}"
+        parent = self.dir_path[self.f_dir[target]]
+        path = _join(parent, file_name(target, f_type[target], gen))
+        if op == OpCode.CREATE:
+            if self.f_pre[target]:
+                return "create of a pre-existing file"
+            if parent not in self.live_dirs:
+                return f"directory {parent} does not exist"
+            if path in live_files:
+                return f"file {path} exists already"
+            live_files.add(path)
+            children[parent] = children.get(parent, 0) + 1
+        elif op in (OpCode.OPEN, OpCode.LIST_FILE, OpCode.GETFILEINFO):
+            if path not in live_files:
+                return f"file {path} does not exist"
+        elif op == OpCode.DELETE:
+            if path not in live_files:
+                return f"file {path} does not exist"
+            live_files.discard(path)
+            children[parent] -= 1
+        elif op == OpCode.RENAME_FILE:
+            new = _join(parent, file_name(target, f_type[target], gen + 1))
+            if path not in live_files:
+                return f"file {path} does not exist"
+            if new in live_files:
+                return f"rename destination {new} exists"
+            live_files.discard(path)
+            live_files.add(new)
+        return None
+
+
 def check_schedule(schedule: Schedule | str | Path) -> CheckResult:
     """Replay ``schedule`` and report the first invalid event, if any."""
     tables = schedule if isinstance(schedule, Schedule) else read_schedule(schedule)
@@ -36,7 +126,6 @@ def check_schedule(schedule: Schedule | str | Path) -> CheckResult:
     dir_path: list[str] = dirs.get_column("path").to_list()
     dir_parent: list[int] = dirs.get_column("parent_id").to_list()
     dir_pre: list[bool] = dirs.get_column("pre_existing").to_list()
-    dir_gen = [0] * len(dir_path)
     files = tables.files.sort("file_id")
     f_type: list[int] = files.get_column("type").to_list()
     f_dir: list[int] = files.get_column("dir_id").to_list()
@@ -53,6 +142,9 @@ def check_schedule(schedule: Schedule | str | Path) -> CheckResult:
         if pre:
             live_files.add(_join(dir_path[d], file_name(fid, ty, 0)))
             children[dir_path[d]] = children.get(dir_path[d], 0) + 1
+    model = _Model(
+        dir_path, dir_parent, dir_pre, [0] * len(dir_path), f_type, f_dir, f_pre, live_dirs, live_files, children
+    )
 
     window_us = int(tables.manifest.get("window_ms", 0)) * 1000
     ev = tables.events
@@ -60,75 +152,14 @@ def check_schedule(schedule: Schedule | str | Path) -> CheckResult:
     last_time, last_seq = -1, -1
     for i, (t, op_raw, ty, target, gen, seq) in enumerate(zip(*cols)):
         op = OpCode(op_raw)
-
-        def bad(why: str, _i: int = i, _op: OpCode = op) -> CheckResult:
-            return CheckResult(False, _i, _i, f"event {_i} ({_op.label} at {t} us, target {target}): {why}")
-
+        why: str | None
         if t < last_time or seq <= last_seq:
-            return bad("out of order")
-        if t < 0 or (window_us > 0 and t >= window_us):
-            return bad(f"outside the window [0, {window_us}) us")
+            why = "out of order"
+        elif t < 0 or (window_us > 0 and t >= window_us):
+            why = f"outside the window [0, {window_us}) us"
+        else:
+            why = model.apply(op, ty, target, gen)
+        if why is not None:
+            return CheckResult(False, i, i, f"event {i} ({op.label} at {t} us, target {target}): {why}")
         last_time, last_seq = t, seq
-        if op.on_directory:
-            if not 0 <= target < len(dir_path):
-                return bad("unknown directory id")
-            path = dir_rename_name(dir_path[target], dir_gen[target])
-            if op == OpCode.LIST_DIR:
-                if path not in live_dirs:
-                    return bad(f"directory {path} does not exist")
-            elif op == OpCode.MKDIRS:
-                parent = dir_path[dir_parent[target]]
-                if dir_pre[target]:
-                    return bad("mkdirs of a pre-existing directory")
-                if parent not in live_dirs:
-                    return bad(f"parent {parent} does not exist")
-                if path in live_dirs:
-                    return bad(f"directory {path} exists already")
-                live_dirs.add(path)
-                children[parent] = children.get(parent, 0) + 1
-            else:  # RENAME_DIR
-                if gen != dir_gen[target]:
-                    return bad(f"generation {gen}, but the directory is at generation {dir_gen[target]}")
-                new = dir_rename_name(dir_path[target], gen + 1)
-                if path not in live_dirs:
-                    return bad(f"directory {path} does not exist")
-                if new in live_dirs:
-                    return bad(f"rename destination {new} exists")
-                if children.get(path, 0):
-                    return bad(f"directory {path} is not empty")
-                live_dirs.discard(path)
-                live_dirs.add(new)
-                dir_gen[target] += 1
-            continue
-        if not 0 <= target < len(f_type):
-            return bad("unknown file id")
-        if ty != f_type[target]:
-            return bad(f"type {ty}, but the file is of type {f_type[target]}")
-        parent = dir_path[f_dir[target]]
-        path = _join(parent, file_name(target, f_type[target], gen))
-        if op == OpCode.CREATE:
-            if f_pre[target]:
-                return bad("create of a pre-existing file")
-            if parent not in live_dirs:
-                return bad(f"directory {parent} does not exist")
-            if path in live_files:
-                return bad(f"file {path} exists already")
-            live_files.add(path)
-            children[parent] = children.get(parent, 0) + 1
-        elif op in (OpCode.OPEN, OpCode.LIST_FILE, OpCode.GETFILEINFO):
-            if path not in live_files:
-                return bad(f"file {path} does not exist")
-        elif op == OpCode.DELETE:
-            if path not in live_files:
-                return bad(f"file {path} does not exist")
-            live_files.discard(path)
-            children[parent] -= 1
-        elif op == OpCode.RENAME_FILE:
-            new = _join(parent, file_name(target, f_type[target], gen + 1))
-            if path not in live_files:
-                return bad(f"file {path} does not exist")
-            if new in live_files:
-                return bad(f"rename destination {new} exists")
-            live_files.discard(path)
-            live_files.add(new)
     return CheckResult(True, len(cols[0]))

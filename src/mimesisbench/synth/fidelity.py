@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -282,11 +282,11 @@ def read_trace_events(paths: Sequence[str | Path]) -> pl.DataFrame:
         if not Path(p).exists():
             raise TraceError(f"--trace: {p} does not exist")
     try:
-        from mimesisbench.trace.reader import read_trace  # type: ignore[import-not-found]
+        from mimesisbench.trace.reader import read_trace
     except ImportError:
         from mimesisbench.trace.hdfs_audit import read_audit_logs as read_trace
     events, _report = read_trace([str(p) for p in paths])
-    return cast(pl.DataFrame, events)
+    return events
 
 
 def _trace_features(events: pl.DataFrame) -> dict[str, NDArray[np.float64]]:

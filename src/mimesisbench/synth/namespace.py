@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -175,7 +176,7 @@ def tree_from_paths(lines: Iterable[str] | pl.Series, origin: str = "namespace.t
     # ids by depth, then parent id, then name: siblings contiguous, subtrees follow their parents
     levels = [pl.DataFrame({"path": [""], "dir_id": pl.Series([0], dtype=pl.Int32), "parent_id": [-1]})]
     next_id = 1
-    max_depth = int(table.get_column("depth").max() or 0)
+    max_depth = int(cast("int | None", table.get_column("depth").max()) or 0)
     for d in range(1, max_depth + 1):
         prev = levels[-1].select(pl.col("path").alias("parent_path"), pl.col("dir_id").alias("parent_id"))
         level = (

@@ -14,6 +14,7 @@ position in that order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -38,6 +39,7 @@ from mimesisbench.synth.shared_ops import file_generations, shared_operations
 from mimesisbench.synth.streams import RANK, RANK_BITS, creation_times, type_events
 
 I64 = NDArray[np.int64]
+_S = TypeVar("_S", bound=np.generic)
 
 
 @dataclass
@@ -130,7 +132,7 @@ def build_namespace(
     return assign_types(base, type_shares(profile))
 
 
-def _pop_concat(parts: list[NDArray[np.generic]], dtype: type) -> NDArray[np.generic]:
+def _pop_concat(parts: list[NDArray[Any]], dtype: type[_S]) -> NDArray[_S]:
     out = np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype=dtype)
     parts.clear()
     return out
@@ -164,7 +166,7 @@ def generate_schedule(
     sizes = np.array([t.pre_existing + c.size for t, c in zip(eff.types, created)], dtype=np.int64)
     firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     n_files = int(sizes.sum())
-    target_dtype = np.int32 if n_files < np.iinfo(np.int32).max else np.int64
+    target_dtype: type[np.signedinteger[Any]] = np.int32 if n_files < np.iinfo(np.int32).max else np.int64
 
     depths, shares = depth_shares(eff.namespace, ns)
     dir_index = DirIndex(ns)
@@ -184,9 +186,9 @@ def generate_schedule(
     )
     file_create = np.empty(n_files if need_lifetimes else 0, dtype=np.int64)
     file_delete = np.empty(n_files if need_lifetimes else 0, dtype=np.int64)
-    keys: list[NDArray[np.generic]] = []
-    metas: list[NDArray[np.generic]] = []
-    targets: list[NDArray[np.generic]] = []
+    keys: list[I64] = []
+    metas: list[NDArray[np.uint32]] = []
+    targets: list[NDArray[np.integer]] = []
     for t, made, first in zip(eff.types, created, firsts.tolist()):
         count = t.pre_existing + made.size
         lo, hi = first, first + count
@@ -229,8 +231,9 @@ def generate_schedule(
         )
         del file_create, file_delete
         keys.append((shared.time << RANK_BITS) | RANK[shared.op])
-        shared_meta = shared.op.astype(np.uint32) | (shared.etype.astype(np.uint32) << 16)
-        shared_meta |= shared.dir_generation.astype(np.uint32) << 8
+        # uint32 shifts (a plain int shift is uint32 too, but numpy's stubs make it signed)
+        shared_meta = shared.op.astype(np.uint32) | (shared.etype.astype(np.uint32) << np.uint32(16))
+        shared_meta |= shared.dir_generation.astype(np.uint32) << np.uint32(8)
         metas.append(shared_meta)
         targets.append(shared.target.astype(target_dtype))
         new_dir_parent = shared.new_dir_parent
@@ -277,9 +280,9 @@ class _PartAccesses:
 
     def __init__(
         self,
-        keys: list[NDArray[np.generic]],
-        metas: list[NDArray[np.generic]],
-        targets: list[NDArray[np.generic]],
+        keys: list[I64],
+        metas: list[NDArray[np.uint32]],
+        targets: list[NDArray[np.integer]],
     ) -> None:
         self._keys, self._metas, self._targets = keys, metas, targets
         counts = [int(np.count_nonzero(self._mask(m))) for m in metas]
@@ -287,7 +290,7 @@ class _PartAccesses:
         self.count = int(self._ends[-1]) if counts else 0
 
     @staticmethod
-    def _mask(meta: NDArray[np.generic]) -> NDArray[np.bool_]:
+    def _mask(meta: NDArray[np.uint32]) -> NDArray[np.bool_]:
         op = meta & 0xFF
         return (op == OpCode.OPEN) | (op == OpCode.LIST_FILE)
 

@@ -272,8 +272,8 @@ def _balanced_pre_sampler(
     f = laws.access
     pilot = _Pilot(laws, window_us, rng.spawn(1)[0])
     created_files = pre + _evenly(created, PILOT_CREATED_FILES)
-    made, limits = pilot.gaps(origin_us[created_files], _closing_streams, f)
-    made, limits = made / 1000.0, limits / 1000.0
+    made_us, limits_us = pilot.gaps(origin_us[created_files], _closing_streams, f)
+    made, limits = made_us / 1000.0, limits_us / 1000.0
     n_created = made.size * created / created_files.size
     moved = n_created * (ks_distance(made, truncated_seen(f_dist.cdf, limits)) or 0.0)
     pre_files = _evenly(pre, PILOT_PRE_FILES)
@@ -415,7 +415,7 @@ def _chunk(
         last_abs[idx] = first + last_rel
     # per accessed file: its first access as a key, and its id
     first_key = (first << RANK_BITS) | RANK[OpCode.OPEN]
-    file_id = (idx + first_id).astype(target_dtype)
+    file_id: NDArray[np.integer] = (idx + first_id).astype(target_dtype)
     sizes = [int(f.size) for f, _ in parts]
     opens = _bernoulli(rng, sum(sizes), ft.open_share) if ft.open_share < 1.0 else None
     start = 0

@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 import polars as pl
@@ -219,7 +219,7 @@ def remap_categories(col: pl.Series, transform: pl.Expr) -> pl.Series:
         return pl.Series(col.name, [], dtype=pl.Categorical).extend_constant(None, col.len())
     codes = distinct.to_physical()
     new = pl.DataFrame({"v": distinct.cast(pl.String)}).select(transform.cast(pl.Categorical)).to_series()
-    lut = pl.Series(col.name, [None], dtype=pl.Categorical).extend_constant(None, int(codes.max()))
+    lut = pl.Series(col.name, [None], dtype=pl.Categorical).extend_constant(None, int(cast(int, codes.max())))
     return lut.scatter(codes, new).gather(col.to_physical())
 
 
@@ -417,7 +417,7 @@ def _recover(block: Block, rows: list[int]) -> tuple[pl.DataFrame, list[tuple[in
         recovered.append(
             (time_ms, f"ugi={user or ''}", f"cmd={op}", f"src={path or 'null'}", f"dst={'null' if dst is None else dst}", allowed, r)
         )
-    schema = {c: pl.String() for c in _GOOD_COLUMNS}
+    schema: dict[str, pl.DataType] = {c: pl.String() for c in _GOOD_COLUMNS}
     schema.update(time_ms=pl.Int64(), allowed=pl.Boolean(), _row=pl.UInt32())
     return pl.DataFrame(recovered, schema=schema, orient="row"), bad
 
@@ -481,8 +481,8 @@ def parse_block(block: Block, raw: pl.Categories) -> BlockResult:
     src = pl.col("c4")
     good = good.with_columns(h=pl.when(src != "src=null").then(src.hash(PATH_HASH_SEED)))
     # "+ ''" copies the distinct values out of the block's buffers, which can then be freed
-    paths = good.lazy().filter(pl.col("h").is_first_distinct() & pl.col("h").is_not_null())
-    paths = paths.select("h", p=src + "").collect()
+    firsts = good.lazy().filter(pl.col("h").is_first_distinct() & pl.col("h").is_not_null())
+    paths = firsts.select("h", p=src + "").collect()
     events = good.select(
         "time_ms",
         op=pl.col("c3").cast(pl.Categorical(raw)),

@@ -22,6 +22,7 @@ settings.load_profile("mimesisbench")
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 YAHOO_ZIP = SHARED / "data" / "mimesisbench-yahoo-2011" / "nnmetadata.properties.zip"
+SANDBOX_AUDIT_LOG = SHARED / "data" / "traces" / "spark-hive-sandbox-audit.log"
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +31,11 @@ def yahoo_zip() -> Path:
     if not YAHOO_ZIP.is_file():
         pytest.fail(f"the Yahoo profile is expected at {YAHOO_ZIP} (../shared beside the checkout)")
     return YAHOO_ZIP
+
+
+@pytest.fixture(scope="session")
+def sandbox_audit_log() -> Path:
+    """A real NameNode audit log (Spark/Hive sandbox; read from ../shared, never copied)."""
+    if not SANDBOX_AUDIT_LOG.is_file():
+        pytest.fail(f"the real audit log is expected at {SANDBOX_AUDIT_LOG} (../shared beside the checkout)")
+    return SANDBOX_AUDIT_LOG

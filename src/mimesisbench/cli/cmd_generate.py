@@ -164,8 +164,29 @@ def export_audit_cmd(schedule: Path, output_text: str | None, base: str, start: 
     click.echo(f"wrote {lines:,} audit lines to {output}", err=True)
 
 
+def _by_command_table(rows: dict[str, dict[str, Any]]) -> Table:
+    def cell(value: float | None, pct: bool = False) -> str:
+        if value is None:
+            return "-"
+        return f"{100 * value:.1f} %" if pct else f"{value:.4f}"
+
+    table = Table(title="per audited command (* not modelled)", box=box.SIMPLE)
+    for name in ("command", "target", "trace share", "schedule share", "ks popularity", "ks interarrival",
+                 "n trace", "n schedule"):
+        table.add_column(name, justify="left" if name in ("command", "target") else "right", no_wrap=True)
+    for cmd, row in rows.items():
+        label = cmd if row["modelled"] else f"{cmd} *"
+        for target, part in [("all", row), *row["targets"].items()]:
+            table.add_row(
+                label if target == "all" else "", target, cell(part["trace_share"], True),
+                cell(part["schedule_share"], True), cell(part["ks_popularity"]), cell(part["ks_interarrival"]),
+                f"{part['n_trace']:,}", f"{part['n_schedule']:,}",
+            )
+    return table
+
+
 def _render(result: dict[str, Any]) -> None:
-    console = Console()
+    console = Console(width=None if Console().is_terminal else 120)
     table = Table(title=f"fidelity ({result['mode']})", box=box.SIMPLE)
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -185,6 +206,8 @@ def _render(result: dict[str, Any]) -> None:
             cells = ["-" if row.get(k) is None else f"{row[k]:.4f}" for k in keys]
             per.add_row(tid, *cells, f"{row['weight_generated']:.4f}/{row['weight_profile']:.4f}")
         console.print(per)
+    if result.get("by_command"):
+        console.print(_by_command_table(result["by_command"]))
     for note in result.get("notes", []):
         console.print(f"note: {note}")
 

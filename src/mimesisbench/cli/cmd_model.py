@@ -48,6 +48,7 @@ def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: st
     from mimesisbench.model.fit import FitConfig, fit_profile
     from mimesisbench.model.objects import restrict_to_subtree
     from mimesisbench.profile.io import save_profile
+    from mimesisbench.synth.coverage import coverage_of_profile
     from mimesisbench.trace.oiv import read_oiv_snapshot
     from mimesisbench.trace.reader import read_trace
 
@@ -78,6 +79,9 @@ def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: st
         f"(parse {parsed - started:.1f} s, fit {done - parsed:.1f} s); {profile.source.k_selection}",
         err=True,
     )
+    coverage = coverage_of_profile(profile)
+    if coverage is not None:
+        click.echo(coverage.line(), err=True)
     click.echo(str(written))
 
 

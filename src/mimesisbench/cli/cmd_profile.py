@@ -134,13 +134,18 @@ def profile_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def show(profile: str, as_json: bool) -> None:
     """Summarise PROFILE (a profile JSON file, or 'demo'): globals and one row per file type."""
+    from mimesisbench.synth.coverage import coverage_of_profile
+
     loaded = load_profile(resolve_profile_arg(profile))
     summary = summarize(loaded)
+    coverage = coverage_of_profile(loaded)  # None when the profile records no operation counts
     if as_json:
-        click.echo(json.dumps(summary_to_dict(summary), indent=2))
+        click.echo(json.dumps({**summary_to_dict(summary), "coverage": coverage and coverage.to_dict()}, indent=2))
         return
     console = Console(width=None if Console().is_terminal else 100, highlight=False)
     _print_summary(summary, console)
+    if coverage is not None:
+        console.print(Text(coverage.line()))
 
 
 @profile_group.command("import")

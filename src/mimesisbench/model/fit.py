@@ -23,6 +23,11 @@ from mimesisbench.profile.distribution import DEFAULT_POINTS
 
 #: at most this many threads fit the per-type distributions (numpy sorts release the GIL)
 MAX_THREADS = 4
+#: ``source.trace_stats`` keys: the allowed events without a path (``src=null``), in all and per
+#: command (``WITHOUT_PATH_PREFIX`` + cmd, commands with some only), so that the share of the
+#: operations naming a path that the profile models can be told from ``op_mix.observed_counts``
+EVENTS_WITHOUT_PATH = "events_without_path"
+WITHOUT_PATH_PREFIX = "without_path."
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class FittedObjects:
     gap_obj: NDArray[np.int32]  # ``gaps`` as numpy
     gap_ms: NDArray[np.int64]
     dir_op_counts: dict[str, int]  # allowed events on directories per operation
+    pathless_counts: dict[str, int] = field(default_factory=dict)  # allowed events without a path per cmd
 
     @cached_property
     def columns(self) -> ObjectColumns:
@@ -127,10 +133,12 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
         view = build_view(events, snapshot, event_tables=False)  # the fit reads objects, gaps and counts only
         counted = op_counts.result()
+    pathless = operation_counts(events.filter(pl.col("path").is_null())) if events["path"].null_count() else {}
     if view.objects.height == 0:
         raise TraceError("the trace names no files (only directories or unknown operations)")
     return FittedObjects(
         op_counts=counted,
+        pathless_counts=pathless,
         view=view,
         objects=view.objects,
         gaps=view.gaps,
@@ -142,6 +150,13 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         has_snapshot=snapshot is not None and snapshot.height > 0,
         namespace=fit_namespace(view.directories, view.objects["depth"]),
     )
+
+
+def pathless_stats(counts_without_path: dict[str, int]) -> dict[str, float]:
+    """The ``source.trace_stats`` entries that record the allowed events without a path."""
+    out = {EVENTS_WITHOUT_PATH: float(sum(counts_without_path.values()))}
+    out.update({WITHOUT_PATH_PREFIX + cmd: float(c) for cmd, c in sorted(counts_without_path.items()) if c})
+    return out
 
 
 def operation_counts(events: pl.DataFrame) -> dict[str, int]:
@@ -281,7 +296,8 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         k_selection=k_selection,
         pre_existing_inferred=inferred,
         notes=notes,
-        trace_stats={**config.trace_stats, "objects": float(fo.objects.height), "directories": float(fo.view.directories.len())},
+        trace_stats={**config.trace_stats, "objects": float(fo.objects.height), "directories": float(fo.view.directories.len()),
+                     **pathless_stats(fo.pathless_counts)},
     )
     return WorkloadProfile(
         name=config.name,

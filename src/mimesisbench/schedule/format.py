@@ -98,6 +98,10 @@ AUDIT_CMD = {
     OpCode.GETFILEINFO: "getfileinfo",
 }
 
+#: the audited commands a schedule can contain, i.e. the ones a profile models (``validate`` and
+#: ``model`` report the share of a trace's operations these cover): extended with ``AUDIT_CMD``
+MODELLED_CMDS: frozenset[str] = frozenset(AUDIT_CMD.values())
+
 
 def file_name(file_id: int, file_type: int, generation: int = 0) -> str:
     """The name of a file (no directory): ``t<type>_<id>``, plus ``.r<generation>`` once renamed."""
@@ -119,6 +123,7 @@ __all__ = [
     "MAX_GENERATION",
     "MAX_TIME_US",
     "MAX_TYPE_ID",
+    "MODELLED_CMDS",
     "SCHEDULE_FORMAT",
     "SCHEDULE_VERSION",
     "OpCode",

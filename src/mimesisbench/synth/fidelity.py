@@ -17,10 +17,12 @@ import polars as pl
 from numpy.typing import NDArray
 
 from mimesisbench.errors import TraceError
-from mimesisbench.model.objects import access_interarrivals, object_table, popularity
+from mimesisbench.model.objects import ObjectView, build_view, popularity
 from mimesisbench.profile.schema import FileType, WorkloadProfile
 from mimesisbench.schedule import Schedule
 from mimesisbench.synth.audit import schedule_to_events
+from mimesisbench.synth.by_command import MIN_SAMPLES, by_command, classify, command_samples, without_ks
+from mimesisbench.synth.coverage import coverage_of_events, coverage_of_profile
 from mimesisbench.synth.features import FileFeatures, depth_shares_of, file_features, op_counts
 from mimesisbench.synth.kstats import (
     Cdf,
@@ -239,6 +241,8 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
     per_type = [v for row in types.values() for k, v in row.items() if k.startswith("ks_") and v is not None]
     result["max_type_ks"] = _round(max(per_type)) if per_type else None
     result["popularity_bar"] = POPULARITY_BAR
+    result["coverage"], coverage_line = profile_coverage(profile)
+    notes.append(coverage_line)
     result["types"] = types
     result["notes"] = notes
     return result
@@ -276,21 +280,18 @@ def _opmix_error(p: WorkloadProfile, counts: dict[str, int], f: FileFeatures) ->
 
 # ---------------------------------------------------------------------------- against a trace
 def read_trace_events(paths: Sequence[str | Path]) -> pl.DataFrame:
-    """Audit logs -> one canonical event table, via ``trace.reader.read_trace`` when present
-    (else the HDFS audit parser it wraps)."""
+    """Audit logs (or event files) -> one canonical event table, via ``trace.reader.read_trace``."""
+    from mimesisbench.trace.reader import read_trace
+
     for p in paths:
         if not Path(p).exists():
             raise TraceError(f"--trace: {p} does not exist")
-    try:
-        from mimesisbench.trace.reader import read_trace
-    except ImportError:
-        from mimesisbench.trace.hdfs_audit import read_audit_logs as read_trace
-    events, _report = read_trace([str(p) for p in paths])
+    events, _report = read_trace([Path(p) for p in paths])
     return events
 
 
-def _trace_features(events: pl.DataFrame) -> dict[str, NDArray[np.float64]]:
-    obj = object_table(events)
+def _trace_features(view: ObjectView) -> dict[str, NDArray[np.float64]]:
+    obj = view.objects
     accessed = obj.filter(pl.col("accesses") > 0)
     created = obj.filter(pl.col("created_ms").is_not_null())
     created_first = created.filter(pl.col("first_access_ms").is_not_null())
@@ -298,7 +299,7 @@ def _trace_features(events: pl.DataFrame) -> dict[str, NDArray[np.float64]]:
     create_times = np.sort(created.get_column("created_ms").to_numpy())
     return {
         "ks_popularity": popularity(obj).astype(np.float64),
-        "ks_interarrival": access_interarrivals(events).astype(np.float64),
+        "ks_interarrival": view.gaps["gap_ms"].to_numpy().astype(np.float64),
         "ks_span": (accessed["last_access_ms"] - accessed["first_access_ms"]).to_numpy().astype(np.float64),
         "ks_activation": (created_first["first_access_ms"] - created_first["created_ms"]).to_numpy().astype(np.float64),
         "ks_delete": (deleted["deleted_ms"] - deleted["created_ms"]).to_numpy().astype(np.float64),
@@ -316,10 +317,14 @@ def _op_shares(events: pl.DataFrame) -> dict[str, float]:
 
 
 def validate_trace(tables: Schedule, trace_events: pl.DataFrame) -> dict[str, Any]:
-    """Fidelity of a schedule to a trace: two-sample KS between per-file features of both."""
+    """Fidelity of a schedule to a trace: two-sample KS between per-file features of both, the
+    same per audited command (``by_command``), and the share of the trace's operations whose
+    command a schedule can contain (``coverage``)."""
     mine_events = schedule_to_events(tables)
-    mine = _trace_features(mine_events)
-    theirs = _trace_features(trace_events)
+    mine_view = build_view(mine_events, event_tables=False)
+    their_view = build_view(trace_events, event_tables=False)
+    mine = _trace_features(mine_view)
+    theirs = _trace_features(their_view)
     result: dict[str, Any] = {"mode": "trace"}
     for key in mine:
         result[key] = _round(ks_two(mine[key], theirs[key]))
@@ -328,7 +333,32 @@ def validate_trace(tables: Schedule, trace_events: pl.DataFrame) -> dict[str, An
     diffs = [abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in set(a) | set(b)]
     result["opmix_max_abs_error"] = _round(max(diffs, default=0.0))
     result["popularity_bar"] = POPULARITY_BAR
+    coverage = coverage_of_events(trace_events)
+    result["coverage"] = coverage.to_dict()
+    table = by_command(
+        command_samples(classify(trace_events, their_view.directories)),
+        command_samples(classify(mine_events, mine_view.directories)),
+    )
+    result["by_command"] = table
     result["types"] = {}
-    result["notes"] = ["a trace has no file types: no per-type breakdown"]
+    notes = ["a trace has no file types: no per-type breakdown", coverage.line()]
+    missing = without_ks(table)
+    if missing:
+        notes.append(
+            f"by_command: ks_popularity or ks_interarrival is null for {', '.join(missing)}: fewer than "
+            f"{MIN_SAMPLES} samples (objects, or gaps between one object's events) on one side"
+        )
+    result["notes"] = notes
     return result
 
+
+def profile_coverage(profile: WorkloadProfile) -> tuple[dict[str, Any] | None, str]:
+    """``validate --profile``'s ``coverage`` (None when the profile records no operation counts)
+    and a line saying it."""
+    coverage = coverage_of_profile(profile)
+    if coverage is None:
+        return None, (
+            "coverage: the profile records no operation counts of its trace (op_mix.observed_counts; "
+            "a 2014 import or a hand-made profile), so the share of the trace it models is unknown"
+        )
+    return coverage.to_dict(), coverage.line()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,24 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile("mimesisbench")
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_raises_keyboard_interrupt() -> Iterator[None]:
+    """Python's own SIGINT handler for every test, as a user's terminal gives it.
+
+    A shell that starts the suite as a background job without job control (``cmd &`` in a script)
+    makes it ignore SIGINT, and Python then installs no handler: a simulated Ctrl-C
+    (``_thread.interrupt_main``) would do nothing and the tests of interrupted runs would see
+    complete ones. Worker processes inherit the default disposition instead of the ignored one."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

@@ -26,21 +26,27 @@ def test_writes_and_replaces_a_regular_file_leaving_no_temporary(tmp_path: Path)
     assert names(tmp_path / "sub") == ["out.json"]
 
 
-def test_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
-    real = tmp_path / "real.json"
-    real.write_text("kept")
-    link = tmp_path / "link.json"
-    link.symlink_to(real)
-    fifo = tmp_path / "fifo"
+def not_regular_outputs(folder: Path) -> list[tuple[Path | str, str]]:
+    """Output paths in ``folder`` that are not regular files (and what the message calls them):
+    a link to ``kept.json``, a FIFO, a directory, a path ending in ``/``."""
+    kept = folder / "kept.json"
+    kept.write_text("kept")
+    link = folder / "link.json"
+    link.symlink_to(kept)
+    fifo = folder / "fifo"
     os.mkfifo(fifo)
-    (tmp_path / "dir").mkdir()
-    cases = [(link, "symbolic link"), (fifo, "FIFO"), (tmp_path / "dir", "directory"),
-             (str(tmp_path / "new") + "/", "names a directory")]  # fmt: skip
-    for path, kind in cases:
+    directory = folder / "folder"
+    directory.mkdir()
+    return [(link, "symbolic link"), (fifo, "FIFO"), (directory, "directory"), (f"{folder}/new/", "directory")]
+
+
+def test_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    for path, kind in not_regular_outputs(tmp_path):
         with pytest.raises(ConfigError, match=f"-o: .*{kind}"):
             atomic_write_text(path, "x")
-    assert link.is_symlink() and real.read_text() == "kept" and fifo.is_fifo()
-    assert names(tmp_path) == ["dir", "fifo", "link.json", "real.json"]
+    assert (tmp_path / "link.json").is_symlink() and (tmp_path / "kept.json").read_text() == "kept"
+    assert (tmp_path / "fifo").is_fifo()
+    assert names(tmp_path) == ["fifo", "folder", "kept.json", "link.json"]
 
 
 def test_a_device_is_refused_without_being_touched() -> None:

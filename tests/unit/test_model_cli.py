@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_atomic import not_regular_outputs
 from test_synth_helpers import make_profile
 from test_trace_audit import line
 
@@ -125,19 +126,6 @@ def test_bad_options_are_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.log"]
 
 
-def _not_regular(tmp_path: Path) -> list[tuple[Path | str, str]]:
-    """Output paths that are not regular files (and what the message calls them)."""
-    kept = tmp_path / "kept.json"
-    kept.write_text("kept")
-    link = tmp_path / "link.json"
-    link.symlink_to(kept)
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    folder = tmp_path / "folder"
-    folder.mkdir()
-    return [(link, "symbolic link"), (fifo, "FIFO"), (folder, "directory"), (f"{tmp_path}/new/", "directory")]
-
-
 def _untouched(tmp_path: Path, *inputs: str) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fifo", "folder", "kept.json", "link.json", *inputs])
     assert (tmp_path / "link.json").is_symlink() and (tmp_path / "kept.json").read_text() == "kept"
@@ -146,7 +134,7 @@ def _untouched(tmp_path: Path, *inputs: str) -> None:
 
 def test_model_output_must_be_a_regular_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = _log(tmp_path, [line("2015-10-11 00:00:00,000", "open", "/a")])
-    for output, kind in _not_regular(tmp_path):
+    for output, kind in not_regular_outputs(tmp_path):
         code, _, err = _run(["model", "--audit", str(log), "-o", str(output)], capsys)
         assert code == 2 and f"-o: {str(output).rstrip('/')}" in err and kind in err
     _untouched(tmp_path, "audit.log")
@@ -183,7 +171,7 @@ def test_export_audit_output(schedule: Path, tmp_path: Path, monkeypatch: pytest
                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     work = tmp_path / "out"
     work.mkdir()
-    for output, kind in _not_regular(work):
+    for output, kind in not_regular_outputs(work):
         code, _, err = _run(["export-audit", str(schedule), "-o", str(output)], capsys)
         assert code == 2 and kind in err
     _untouched(work)

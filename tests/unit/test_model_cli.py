@@ -15,9 +15,9 @@ import pytest
 from test_atomic import not_regular_outputs
 from test_synth_helpers import make_profile
 from test_trace_audit import line
+from tests.unit.cli_run import run_cli
 
 from mimesisbench import atomic
-from mimesisbench.cli.main import main
 from mimesisbench.native import ENV_SWITCH
 from mimesisbench.profile.io import save_profile
 
@@ -41,12 +41,6 @@ SAVE_NAMESPACE_LOG = [
 ]  # fmt: skip
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return int(exc.value.code or 0), out, err
 
 
 def _log(tmp_path: Path, lines: list[str], name: str = "audit.log") -> Path:
@@ -79,7 +73,7 @@ def test_no_usable_event_is_exit_3(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         line("2015-10-11 00:00:00,000", "open", "/a", allowed="false"),
         line("2015-10-11 00:00:01,000", "saveNamespace", "null"),
     ])  # fmt: skip
-    code, _, err = _run(["model", "--audit", str(log), "-o", str(tmp_path / "p.json")], capsys)
+    code, _, err = run_cli(["model", "--audit", str(log), "-o", str(tmp_path / "p.json")], capsys)
     assert code == 3 and "denied (allowed=false: 1)" in err and "src=null" in err
     assert not (tmp_path / "p.json").exists()
 
@@ -90,7 +84,7 @@ def test_a_command_seen_only_in_denied_lines(tmp_path: Path, capsys: pytest.Capt
         line("2015-10-11 00:00:01,000", "open", "/a/f"),
         line("2015-10-11 00:00:02,000", "delete", "/a/f", allowed="false"),
     ])  # fmt: skip
-    code, out, _ = _run(["model", "--audit", str(log), "-o", str(tmp_path / "p.json")], capsys)
+    code, out, _ = run_cli(["model", "--audit", str(log), "-o", str(tmp_path / "p.json")], capsys)
     assert code == 0 and out.strip() == str(tmp_path / "p.json")
 
 
@@ -100,13 +94,13 @@ def test_malformed_lines_and_rows_are_counted_with_line_numbers(tmp_path: Path, 
     for i in (2, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17):
         lines[i] = bad
     log = _log(tmp_path, lines)
-    code, _, err = _run(["model", "--audit", str(log), "--types", "1", "-o", str(tmp_path / "p.json")], capsys)
+    code, _, err = run_cli(["model", "--audit", str(log), "--types", "1", "-o", str(tmp_path / "p.json")], capsys)
     assert code == 0 and "12 malformed lines skipped" in err
     assert [f"{log}:{n}:" in err for n in (3, 6, 14, 15, 18)] == [True, True, True, False, False]  # the first ten
     assert "... and 2 more" in err
     csv = tmp_path / "t.csv"
     csv.write_text("time_ms,op,path\n1,create,/a\ninf,open,/a\nnan,open,/a\n1e30,open,/a\n5,open,/a\n")
-    code, _, err = _run(["model", "--audit", str(csv), "--types", "1", "-o", str(tmp_path / "q.json")], capsys)
+    code, _, err = run_cli(["model", "--audit", str(csv), "--types", "1", "-o", str(tmp_path / "q.json")], capsys)
     assert code == 0 and "3 malformed lines skipped" in err
     assert all(f"{csv}:{n}:" in err for n in (3, 4, 5))
 
@@ -121,7 +115,7 @@ def test_malformed_lines_and_rows_are_counted_with_line_numbers(tmp_path: Path, 
 )
 def test_bad_options_are_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
     log = _log(tmp_path, [line("2015-10-11 00:00:00,000", "open", "/a")])
-    code, _, err = _run(["model", "--audit", str(log), *args, "-o", str(tmp_path / "p.json")], capsys)
+    code, _, err = run_cli(["model", "--audit", str(log), *args, "-o", str(tmp_path / "p.json")], capsys)
     assert code == 2 and message in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.log"]
 
@@ -135,7 +129,7 @@ def _untouched(tmp_path: Path, *inputs: str) -> None:
 def test_model_output_must_be_a_regular_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = _log(tmp_path, [line("2015-10-11 00:00:00,000", "open", "/a")])
     for output, kind in not_regular_outputs(tmp_path):
-        code, _, err = _run(["model", "--audit", str(log), "-o", str(output)], capsys)
+        code, _, err = run_cli(["model", "--audit", str(log), "-o", str(output)], capsys)
         assert code == 2 and f"-o: {str(output).rstrip('/')}" in err and kind in err
     _untouched(tmp_path, "audit.log")
 
@@ -154,7 +148,7 @@ def test_model_on_a_full_disk_is_exit_3_and_leaves_the_old_profile(
     out = tmp_path / "p.json"
     out.write_text("old")
     _no_space(monkeypatch)
-    code, _, err = _run(["model", "--audit", str(log), "--types", "1", "-o", str(out)], capsys)
+    code, _, err = run_cli(["model", "--audit", str(log), "--types", "1", "-o", str(out)], capsys)
     assert code == 3 and f"cannot write {out}: No space left on device" in err
     assert out.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["audit.log", "p.json"]
 
@@ -162,7 +156,7 @@ def test_model_on_a_full_disk_is_exit_3_and_leaves_the_old_profile(
 @pytest.fixture()
 def schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     profile = save_profile(make_profile(n=200, pre=(20, 10, 5)), tmp_path / "profile.json")
-    code, _, _ = _run(["generate", str(profile), "--seed", "1", "--duration", "10s", "-o", str(tmp_path / "s")], capsys)
+    code, _, _ = run_cli(["generate", str(profile), "--seed", "1", "--duration", "10s", "-o", str(tmp_path / "s")], capsys)
     assert code == 0
     return tmp_path / "s"
 
@@ -172,17 +166,17 @@ def test_export_audit_output(schedule: Path, tmp_path: Path, monkeypatch: pytest
     work = tmp_path / "out"
     work.mkdir()
     for output, kind in not_regular_outputs(work):
-        code, _, err = _run(["export-audit", str(schedule), "-o", str(output)], capsys)
+        code, _, err = run_cli(["export-audit", str(schedule), "-o", str(output)], capsys)
         assert code == 2 and kind in err
     _untouched(work)
     log = work / "audit.log"
-    code, _, err = _run(["export-audit", str(schedule), "-o", str(log)], capsys)
+    code, _, err = run_cli(["export-audit", str(schedule), "-o", str(log)], capsys)
     assert code == 0 and "audit lines" in err
     written = log.read_bytes()
     assert written.count(b"\n") > 10
     _untouched(work, "audit.log")
     _no_space(monkeypatch)
-    code, _, err = _run(["export-audit", str(schedule), "-o", str(log), "--base", "/other"], capsys)
+    code, _, err = run_cli(["export-audit", str(schedule), "-o", str(log), "--base", "/other"], capsys)
     assert code == 3 and "No space left on device" in err
     assert log.read_bytes() == written  # the old file stands, and no temporary is left beside it
     _untouched(work, "audit.log")
@@ -199,6 +193,6 @@ def test_model_writes_through_the_helper_only(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr(atomic, "atomic_output", spy)
     log = _log(tmp_path, [line("2015-10-11 00:00:00,000", "create", "/a")])
-    code, _, _ = _run(["model", "--audit", str(log), "--types", "1", "-o", str(tmp_path / "p")], capsys)
+    code, _, _ = run_cli(["model", "--audit", str(log), "--types", "1", "-o", str(tmp_path / "p")], capsys)
     assert code == 0 and calls == [(tmp_path / "p.json",)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.log", "p.json"]

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from mimesisbench.cli.main import main
+from tests.unit.cli_run import run_cli
 
 
 def _table_rows(out: str) -> list[list[str]]:
@@ -21,16 +20,10 @@ def _table_rows(out: str) -> list[list[str]]:
     return [c for c in cells if len(c) == 9 and c[0].isdigit() and c[-1].endswith("%")]
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def test_show_demo_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(["profile", "show", "demo", "--json"], capsys)
+    code, out, _ = run_cli(["profile", "show", "demo", "--json"], capsys)
     assert code == 0
     data = json.loads(out)
     assert [t["id"] for t in data["types"]] == [1, 2]
@@ -38,7 +31,7 @@ def test_show_demo_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_show_demo_prints_the_papers_means(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(["profile", "show", "demo"], capsys)
+    code, out, _ = run_cli(["profile", "show", "demo"], capsys)
     assert code == 0
     rows = _table_rows(out)
     assert [r[0] for r in rows] == ["1", "2"]
@@ -71,14 +64,14 @@ def test_errors_exit_non_zero_without_traceback(tmp_path: Path, content: str | N
 
 def test_import_of_bad_source_fails_cleanly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "junk.zip").write_text("junk")
-    code, out, err = _run(["profile", "import", str(tmp_path / "junk.zip"), "-o", str(tmp_path / "p.json")], capsys)
+    code, out, err = run_cli(["profile", "import", str(tmp_path / "junk.zip"), "-o", str(tmp_path / "p.json")], capsys)
     assert code == 4
     assert err.startswith("error: ") and "Traceback" not in out + err
     assert not (tmp_path / "p.json").exists()
 
 
 def test_import_needs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(["profile", "import", str(tmp_path)], capsys)
+    code, _, err = run_cli(["profile", "import", str(tmp_path)], capsys)
     assert code == 2 and "-o" in err
 
 
@@ -94,7 +87,7 @@ def test_import_needs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_a_missing_profile_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     names = {"missing": str(tmp_path / "nope.json"), "missing_zip": str(tmp_path / "nope.zip")}
     names["out"] = str(tmp_path / "o")
-    code, out, err = _run([a.format(**names) for a in argv], capsys)
+    code, out, err = run_cli([a.format(**names) for a in argv], capsys)
     assert code == 3, err
     assert "not found" in err and "Traceback" not in out + err
     assert not (tmp_path / "o").exists()
@@ -102,6 +95,6 @@ def test_a_missing_profile_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_validate_with_a_missing_profile_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sched = tmp_path / "s"
-    assert _run(["generate", "demo", "--seed", "1", "--duration", "2s", "-o", str(sched)], capsys)[0] == 0
-    code, _, err = _run(["validate", str(sched), "--profile", str(tmp_path / "nope.json")], capsys)
+    assert run_cli(["generate", "demo", "--seed", "1", "--duration", "2s", "-o", str(sched)], capsys)[0] == 0
+    code, _, err = run_cli(["validate", str(sched), "--profile", str(tmp_path / "nope.json")], capsys)
     assert code == 3 and "profile not found" in err

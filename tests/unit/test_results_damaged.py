@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.unit.cli_run import run_cli
 from tests.unit.test_run_schedules import workload
 
-from mimesisbench.cli.main import main
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
@@ -36,12 +36,6 @@ def good_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return out
 
 
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    captured = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
 
 
 def _truncate(name: str) -> Damage:
@@ -145,13 +139,13 @@ def test_damaged_run_is_a_clear_error_and_listed_as_damaged(
     for args in (["report", str(run), "--out", str(tmp_path / "report")],
                  ["compare", str(good_runs[1]), str(run), "--bootstrap", "100"],
                  ["compare", str(run), str(good_runs[1]), "--bootstrap", "100", "--json"]):
-        code, _, err = _cli(args, capsys)
+        code, _, err = run_cli(args, capsys)
         assert code == 3, (args[0], err)
         assert "Traceback" not in err and err.count("\n") == 1, err
         assert f"{run / file}" in err and words in err, err
     # runs: the damaged run is a row with status damaged, the good ones are listed as usual
     shutil.copytree(good_runs[1], tmp_path / "runs" / good_runs[1].name)
-    code, out, err = _cli(["runs", str(tmp_path / "runs"), "--json"], capsys)
+    code, out, err = run_cli(["runs", str(tmp_path / "runs"), "--json"], capsys)
     assert code == 0 and not err, err
     rows = {r["run_id"]: r for r in json.loads(out)}
     assert rows[good_runs[1].name]["status"] == "complete"
@@ -162,7 +156,7 @@ def test_damaged_run_is_a_clear_error_and_listed_as_damaged(
         return
     assert rows[run.name]["status"] == "damaged" and not rows[run.name]["complete"]
     assert file in rows[run.name]["problem"] and words in rows[run.name]["problem"]
-    code, out, err = _cli(["runs", str(tmp_path / "runs")], capsys)
+    code, out, err = run_cli(["runs", str(tmp_path / "runs")], capsys)
     assert code == 0 and "damaged" in out and "2 run(s)" in out, out + err
 
 
@@ -174,24 +168,24 @@ def test_run_left_by_a_refused_run_is_recognised(good_runs: list[Path], tmp_path
     manifest.update(status="refused", complete=False, message="the base directory is in use by another run")
     (refused / MANIFEST).write_text(json.dumps(manifest))
     for args in (["report", str(refused), "--out", str(tmp_path / "r")], ["compare", str(good_runs[0]), str(refused)]):
-        code, _, err = _cli(args, capsys)
+        code, _, err = run_cli(args, capsys)
         assert code == 3 and "Traceback" not in err, err
         assert "was refused: the base directory is in use by another run" in err
     shutil.copytree(good_runs[0], tmp_path / "runs" / good_runs[0].name)
-    code, out, err = _cli(["runs", str(tmp_path / "runs"), "--json"], capsys)
+    code, out, err = run_cli(["runs", str(tmp_path / "runs"), "--json"], capsys)
     assert code == 0, err
     rows = {r["run_id"]: r for r in json.loads(out)}
     assert rows[refused.name]["status"] == "refused" and rows[refused.name]["problem"].startswith("no results")
     assert rows[good_runs[0].name]["complete"]
     # a folder holding only the refused run still lists it (it is a run directory, not "no runs")
     shutil.rmtree(tmp_path / "runs" / good_runs[0].name)
-    code, out, err = _cli(["runs", str(tmp_path / "runs")], capsys)
+    code, out, err = run_cli(["runs", str(tmp_path / "runs")], capsys)
     assert code == 0 and "REFUSED" in out, out + err
 
 
 def test_damaged_sql_over_samples_is_an_input_error(good_runs: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = _damaged_copy(good_runs[0], tmp_path, _wipe_pages)
-    code, _, err = _cli(["runs", str(tmp_path / "runs"), "--sql", "SELECT count(*), sum(end_us) FROM samples"], capsys)
+    code, _, err = run_cli(["runs", str(tmp_path / "runs"), "--sql", "SELECT count(*), sum(end_us) FROM samples"], capsys)
     assert code == 3 and "Traceback" not in err and err.count("\n") == 1, err
     assert f"{run / SAMPLES}: cannot be read" in err, err
 
@@ -216,11 +210,11 @@ def test_any_byte_damage_never_gives_a_traceback(
         (run / name).write_bytes(bytes(data[: max(0, round(cut * len(data)))] if cut < 1.0 else data))
 
     run = _damaged_copy(good_runs[0], tmp, damage)
-    code, _, err = _cli(["compare", str(good_runs[1]), str(run), "--bootstrap", "100", "--json"], capsys)
+    code, _, err = run_cli(["compare", str(good_runs[1]), str(run), "--bootstrap", "100", "--json"], capsys)
     assert code in (0, 3), err
     assert "Traceback" not in err
     if code == 3:
         assert err.count("\n") == 1 and str(run) in err, err
-    code, out, err = _cli(["runs", str(tmp / "runs"), "--json"], capsys)
+    code, out, err = run_cli(["runs", str(tmp / "runs"), "--json"], capsys)
     assert code == 0 and "Traceback" not in err, err
     assert next(r["status"] for r in json.loads(out)) in ("complete", "damaged")

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.unit.cli_run import run_cli
 from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends import safety
-from mimesisbench.cli.main import cli, main
+from mimesisbench.cli.main import cli
 from mimesisbench.errors import (
     ConfigError,
     EnvironmentProblem,
@@ -38,15 +39,6 @@ from mimesisbench.run.runlock import RunLock
 from mimesisbench.run.worker import WorkerSpec, run_worker_inline
 
 
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the real entry point (error -> exit code mapping included); exit code, out, err."""
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), out, err
-
-
 def _run_argv(schedule: Path, base: Path, runs: Path, *extra: str) -> list[str]:
     return ["run", str(schedule), "--backend", f"posix:{base}", "-q", "--output", str(runs), "--time-scale", "0", *extra]
 
@@ -59,10 +51,10 @@ def test_a_used_base_is_a_safety_refusal_and_leaves_no_run_directory(
 ) -> None:
     schedule = workload(tmp_path / "s")
     base, runs = tmp_path / "base", tmp_path / "runs"
-    code, _, _ = _cli(_run_argv(schedule, base, runs), capsys)
+    code, _, _ = run_cli(_run_argv(schedule, base, runs), capsys)
     assert code == 0
     (first,) = runs.iterdir()
-    code, _, err = _cli(_run_argv(schedule, base, runs), capsys)
+    code, _, err = run_cli(_run_argv(schedule, base, runs), capsys)
     assert code == SafetyError.exit_code == 5
     assert "fresh base directory" in err and "Traceback" not in err
     assert list(runs.iterdir()) == [first]  # the refused run made no run directory
@@ -75,7 +67,7 @@ def test_a_foreign_non_empty_base_is_refused_without_a_run_directory(
     base, runs = tmp_path / "base", tmp_path / "runs"
     base.mkdir()
     (base / "someone-elses-file").write_text("x")
-    code, _, err = _cli(_run_argv(schedule, base, runs), capsys)
+    code, _, err = run_cli(_run_argv(schedule, base, runs), capsys)
     assert code == 5 and "not empty" in err
     assert not runs.exists() or not any(runs.iterdir())
 
@@ -83,7 +75,7 @@ def test_a_foreign_non_empty_base_is_refused_without_a_run_directory(
 def test_a_second_run_on_a_locked_base_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     schedule = workload(tmp_path / "s")
     base, runs = tmp_path / "base", tmp_path / "runs"
-    code, _, _ = _cli(_run_argv(schedule, base, runs), capsys)  # makes the base (and its lock file)
+    code, _, _ = run_cli(_run_argv(schedule, base, runs), capsys)  # makes the base (and its lock file)
     assert code == 0 and (base / safety.LOCK_FILE).is_file()
     # another run holds the base: a separate process keeps the lock while this run tries
     hold = (
@@ -96,13 +88,13 @@ def test_a_second_run_on_a_locked_base_is_refused(tmp_path: Path, capsys: pytest
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        code, _, err = _cli(_run_argv(schedule, base, runs, "--reuse"), capsys)
+        code, _, err = run_cli(_run_argv(schedule, base, runs, "--reuse"), capsys)
     finally:
         holder.communicate("", timeout=30)
     assert code == 5 and "another mimesisbench run" in err and "Traceback" not in err
     assert len(list(runs.iterdir())) == 1
     # the lock is released with its holder: the same run now goes ahead
-    code, _, _ = _cli(_run_argv(schedule, base, runs, "--reuse"), capsys)
+    code, _, _ = run_cli(_run_argv(schedule, base, runs, "--reuse"), capsys)
     assert code == 0 and len(list(runs.iterdir())) == 2
 
 
@@ -155,7 +147,7 @@ def test_reuse_skip_phase1_on_a_read_only_base_is_a_clear_refusal(
 ) -> None:
     schedule = workload(tmp_path / "s")
     runs = tmp_path / "runs"
-    code, _, err = _cli(_run_argv(schedule, readonly_dir, runs, "--reuse", "--skip-phase1"), capsys)
+    code, _, err = run_cli(_run_argv(schedule, readonly_dir, runs, "--reuse", "--skip-phase1"), capsys)
     assert code == 5 and "not writable" in err and "Traceback" not in err
     assert not runs.exists() or not any(runs.iterdir())
 
@@ -178,7 +170,7 @@ def test_huge_workers_or_concurrency_is_a_bad_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
 ) -> None:
     schedule = workload(tmp_path / "s")
-    code, _, err = _cli(_run_argv(schedule, tmp_path / "base", tmp_path / "runs", option, "1000000000"), capsys)
+    code, _, err = run_cli(_run_argv(schedule, tmp_path / "base", tmp_path / "runs", option, "1000000000"), capsys)
     assert code == 2 and option in err
     assert not (tmp_path / "base").exists() and not (tmp_path / "runs").exists()
 
@@ -198,11 +190,11 @@ def test_run_says_how_many_items_phase1_makes_before_it_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     schedule = workload(tmp_path / "s")  # 3 pre-existing directories below the base, 12 files
-    code, out, _ = _cli(_run_argv(schedule, tmp_path / "base", tmp_path / "runs"), capsys)
+    code, out, _ = run_cli(_run_argv(schedule, tmp_path / "base", tmp_path / "runs"), capsys)
     assert code == 0
     said = out.index("phase 1: making 3 directories and 12 files")
     assert said < out.index("run directory")
-    code, out, _ = _cli(["run", str(schedule), "-b", "memory", "-q", "-o", str(tmp_path / "runs"), "--time-scale", "0"],
+    code, out, _ = run_cli(["run", str(schedule), "-b", "memory", "-q", "-o", str(tmp_path / "runs"), "--time-scale", "0"],
                         capsys)
     assert code == 0 and "own in-memory copy of the namespace (3 directories and 12 files)" in out
 
@@ -220,7 +212,7 @@ def test_a_full_disk_when_writing_samples_keeps_the_parts_and_exits_6(
     monkeypatch.setattr(coordinator, "write_samples", _enospc)
     schedule = workload(tmp_path / "s")
     runs = tmp_path / "runs"
-    code, out, err = _cli(_run_argv(schedule, tmp_path / "base", runs), capsys)
+    code, out, err = run_cli(_run_argv(schedule, tmp_path / "base", runs), capsys)
     assert code == RunIncomplete.exit_code == 6
     assert "run incomplete" in err and "No space left on device" in err and "Traceback" not in err + out
     (run_dir,) = runs.iterdir()
@@ -402,7 +394,7 @@ def test_b_means_backend_only_compare_takes_contender(tmp_path: Path) -> None:
 
 
 def test_hdfs_status_without_a_cluster_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _cli(["hdfs", "status", "--workdir", str(tmp_path / "nothing")], capsys)
+    code, _, err = run_cli(["hdfs", "status", "--workdir", str(tmp_path / "nothing")], capsys)
     assert code == EnvironmentProblem.exit_code == 7
     assert "no HDFS cluster in" in err and "mimesisbench hdfs up" in err
 

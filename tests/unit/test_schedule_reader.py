@@ -13,19 +13,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 from test_run_schedules import Dir, workload, write_schedule
+from tests.unit.cli_run import run_cli
 
-from mimesisbench.cli.main import main
 from mimesisbench.errors import ScheduleError
 from mimesisbench.schedule import DIRECTORIES, EVENTS, FILES, MANIFEST, MAX_TIME_US, OpCode, load_schedule
 
 Edit = Callable[[Path], None]
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def _table(name: str, change: Callable[[pl.DataFrame], pl.DataFrame]) -> Edit:
@@ -114,11 +109,11 @@ def test_validate_and_export_audit_exit_4_on_a_corrupt_schedule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str, edit: Edit
 ) -> None:
     sched = tmp_path / "s"
-    assert _run(["generate", "demo", "--seed", "2", "--duration", "3s", "-o", str(sched)], capsys)[0] == 0
+    assert run_cli(["generate", "demo", "--seed", "2", "--duration", "3s", "-o", str(sched)], capsys)[0] == 0
     edit(sched)
     commands = (["validate", str(sched), "--profile", "demo"], ["export-audit", str(sched), "-o", str(tmp_path / "a")])
     for argv in commands:
-        code, out, err = _run(argv, capsys)
+        code, out, err = run_cli(argv, capsys)
         assert code == 4, (what, argv, err)
         assert f"schedule {sched}" in err and "Traceback" not in out + err
     assert not (tmp_path / "a").exists()
@@ -126,10 +121,10 @@ def test_validate_and_export_audit_exit_4_on_a_corrupt_schedule(
 
 def test_export_audit_refuses_events_naming_unknown_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sched = tmp_path / "s"
-    assert _run(["generate", "demo", "--seed", "2", "--duration", "3s", "-o", str(sched)], capsys)[0] == 0
+    assert run_cli(["generate", "demo", "--seed", "2", "--duration", "3s", "-o", str(sched)], capsys)[0] == 0
     files = pl.read_parquet(sched / FILES)
     files.head(files.height // 2).write_parquet(sched / FILES)
-    code, out, err = _run(["export-audit", str(sched), "-o", str(tmp_path / "audit.log")], capsys)
+    code, out, err = run_cli(["export-audit", str(sched), "-o", str(tmp_path / "audit.log")], capsys)
     assert code == 4 and "not listed in files.parquet" in err
     assert not (tmp_path / "audit.log").exists() and "wrote" not in out + err
 
@@ -139,7 +134,7 @@ def test_a_schedule_given_as_a_file_is_an_invalid_schedule(tmp_path: Path, capsy
     plain.write_text("x")
     for argv in (["validate", str(plain), "--profile", "demo"], ["export-audit", str(plain)],
                  ["run", str(plain), "-b", f"posix:{tmp_path / 'base'}", "-o", str(tmp_path / "runs")]):
-        code, _, err = _run(argv, capsys)
+        code, _, err = run_cli(argv, capsys)
         assert code == 4 and "not a directory but a file" in err, (argv, err)
     assert not (tmp_path / "base").exists() and not (tmp_path / "runs").exists()
 
@@ -149,7 +144,7 @@ def test_run_refuses_a_bad_path_before_creating_anything(tmp_path: Path, capsys:
         dirs: list[Dir] = [(0, -1, 0, 0, "/", True), (1, 0, 1, 1, "/d1", True), (2, 1, 2, 1, bad, True)]
         root = write_schedule(tmp_path / name, dirs, [(0, 1, 2, True)], [(0, OpCode.OPEN, 1, 0, 0)])
         base = tmp_path / f"base-{name}"
-        code, _, err = _run(["run", str(root), "-b", f"posix:{base}", "-o", str(tmp_path / "runs")], capsys)
+        code, _, err = run_cli(["run", str(root), "-b", f"posix:{base}", "-o", str(tmp_path / "runs")], capsys)
         assert code == 4 and "directories.parquet column path" in err, err
         assert not base.exists() and not (tmp_path / "runs").exists()
 

@@ -9,17 +9,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 from test_synth_helpers import make_profile
+from tests.unit.cli_run import run_cli
 
-from mimesisbench.cli.main import main
 from mimesisbench.profile.io import profile_hash, save_profile
 from mimesisbench.schedule.format import DIRECTORIES, EVENTS, FILES, MANIFEST
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 @pytest.fixture()
@@ -29,7 +22,7 @@ def profile_file(tmp_path: Path) -> Path:
 
 def test_generate_writes_the_schedule_and_manifest(profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sched"
-    code, stdout, _ = _run(
+    code, stdout, _ = run_cli(
         ["generate", str(profile_file), "--seed", "5", "--duration", "40s", "--scale-type", "1=2", "-o", str(out)], capsys
     )
     assert code == 0 and "wrote" in stdout
@@ -46,11 +39,11 @@ def test_generate_writes_the_schedule_and_manifest(profile_file: Path, tmp_path:
 
 
 def test_a_random_seed_is_drawn_and_recorded(profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _run(["generate", str(profile_file), "-o", str(tmp_path / "a")], capsys)
+    run_cli(["generate", str(profile_file), "-o", str(tmp_path / "a")], capsys)
     m = json.loads((tmp_path / "a" / MANIFEST).read_text())
     assert isinstance(m["seed"], int) and m["seed_source"] == "random"
     # the recorded seed reproduces the schedule
-    _run(["generate", str(profile_file), "--seed", str(m["seed"]), "-o", str(tmp_path / "b")], capsys)
+    run_cli(["generate", str(profile_file), "--seed", str(m["seed"]), "-o", str(tmp_path / "b")], capsys)
     assert (tmp_path / "a" / EVENTS).read_bytes() == (tmp_path / "b" / EVENTS).read_bytes()
 
 
@@ -82,7 +75,7 @@ def test_bad_options_fail_naming_the_option_and_write_nothing(
     profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], option: str
 ) -> None:
     out = tmp_path / "never"
-    code, _, err = _run(["generate", str(profile_file), *args, "-o", str(out)], capsys)
+    code, _, err = run_cli(["generate", str(profile_file), *args, "-o", str(out)], capsys)
     assert code == 2 and option in err
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
@@ -98,15 +91,15 @@ def test_a_full_disk_exits_3_with_a_message_and_leaves_nothing(
 
     out = tmp_path / "half"
     monkeypatch.setattr(store, "_write_events", boom)
-    code, _, err = _run(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)
+    code, _, err = run_cli(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)
     assert code == 3 and "no space left" in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["profile.json"]
     # a schedule already there stays whole and valid when replacing it fails
     monkeypatch.undo()
-    assert _run(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)[0] == 0
+    assert run_cli(["generate", str(profile_file), "--seed", "1", "-o", str(out)], capsys)[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     monkeypatch.setattr(store, "_write_events", boom)
-    code, _, err = _run(["generate", str(profile_file), "--seed", "2", "-o", str(out)], capsys)
+    code, _, err = run_cli(["generate", str(profile_file), "--seed", "2", "-o", str(out)], capsys)
     assert code == 3 and "no space left" in err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["half", "profile.json"]
@@ -117,15 +110,15 @@ def test_a_profile_missing_a_distribution_names_the_key(tmp_path: Path, capsys: 
     data["types"][0]["active_span"] = None
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    code, _, err = _run(["generate", str(bad), "-o", str(tmp_path / "s")], capsys)
+    code, _, err = run_cli(["generate", str(bad), "-o", str(tmp_path / "s")], capsys)
     assert code == 4 and "active_span" in err
     assert not (tmp_path / "s").exists()
 
 
 def test_validate_json_and_export_audit(profile_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "s"
-    _run(["generate", str(profile_file), "--seed", "3", "-o", str(out)], capsys)
-    code, stdout, _ = _run(["validate", str(out), "--profile", str(profile_file), "--json"], capsys)
+    run_cli(["generate", str(profile_file), "--seed", "3", "-o", str(out)], capsys)
+    code, stdout, _ = run_cli(["validate", str(out), "--profile", str(profile_file), "--json"], capsys)
     report = json.loads(stdout)
     assert code == 0
     for key in ("ks_popularity", "ks_interarrival", "ks_span", "ks_depth", "opmix_max_abs_error", "types"):
@@ -133,13 +126,13 @@ def test_validate_json_and_export_audit(profile_file: Path, tmp_path: Path, caps
     assert report["ks_popularity"] is None and any("popularity" in n for n in report["notes"])
     assert set(report["types"]["1"]) >= {"ks_create_interarrival", "ks_activation", "ks_span", "ks_interarrival", "ks_delete"}
     log = tmp_path / "audit.log"
-    code, _, _ = _run(["export-audit", str(out), "-o", str(log), "--base", "/b", "--start", "2021-01-02T03:04:05"], capsys)
+    code, _, _ = run_cli(["export-audit", str(out), "-o", str(log), "--base", "/b", "--start", "2021-01-02T03:04:05"], capsys)
     assert code == 0 and log.read_text().startswith("2021-01-02 03:04:")
-    code, stdout, _ = _run(["validate", str(out), "--trace", str(log), "--json"], capsys)
+    code, stdout, _ = run_cli(["validate", str(out), "--trace", str(log), "--json"], capsys)
     assert code == 0 and json.loads(stdout)["mode"] == "trace"
-    code, _, err = _run(["validate", str(out)], capsys)
+    code, _, err = run_cli(["validate", str(out)], capsys)
     assert code == 2 and "--profile" in err
-    code, _, err = _run(["export-audit", str(out), "--start", "yesterday"], capsys)
+    code, _, err = run_cli(["export-audit", str(out), "--start", "yesterday"], capsys)
     assert code == 2 and "--start" in err
 
 
@@ -158,7 +151,7 @@ def test_no_gap_balance_is_recorded_and_changes_the_pre_existing_gaps(
     )
     path = save_profile(profile, tmp_path / "created.json")
     for name, extra in (("on", []), ("off", ["--no-gap-balance"])):
-        code, _, _ = _run(["generate", str(path), "--seed", "3", *extra, "-o", str(tmp_path / name)], capsys)
+        code, _, _ = run_cli(["generate", str(path), "--seed", "3", *extra, "-o", str(tmp_path / name)], capsys)
         assert code == 0
     on, off = (json.loads((tmp_path / n / MANIFEST).read_text()) for n in ("on", "off"))
     assert on["options"]["balance_gaps"] is True and off["options"]["balance_gaps"] is False
@@ -166,7 +159,7 @@ def test_no_gap_balance_is_recorded_and_changes_the_pre_existing_gaps(
     # validate re-applies the recorded options: the balanced pool is the nearer to F_j
     reports = {}
     for name in ("on", "off"):
-        code, stdout, _ = _run(["validate", str(tmp_path / name), "--profile", str(path), "--json"], capsys)
+        code, stdout, _ = run_cli(["validate", str(tmp_path / name), "--profile", str(path), "--json"], capsys)
         assert code == 0
         reports[name] = json.loads(stdout)
     assert reports["on"]["types"]["1"]["ks_interarrival"] < reports["off"]["types"]["1"]["ks_interarrival"] - 0.02
@@ -192,7 +185,7 @@ def test_a_tree_file_outside_the_profiles_directory_is_refused(
         data = json.loads(path.read_text())
         data["namespace"]["tree_file"] = name
         path.write_text(json.dumps(data))
-        code, _, err = _run(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
+        code, _, err = run_cli(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
         assert code == 4 and "namespace.tree_file" in err and "outside the profile's directory" in err, err
         assert not (tmp_path / "s").exists()
 
@@ -202,7 +195,7 @@ def test_unsafe_tree_entries_are_refused_by_generate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str
 ) -> None:
     path = _with_tree(tmp_path, ["/", "/a", bad, "/c"])
-    code, _, err = _run(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
+    code, _, err = run_cli(["generate", str(path), "--seed", "1", "-o", str(tmp_path / "s")], capsys)
     assert code == 4 and "namespace.tree_file" in err and "entry 3" in err, err
     assert not (tmp_path / "s").exists()
 
@@ -222,7 +215,7 @@ def test_types_prune_the_namespace_to_the_directories_their_files_use(
         "full": ["--types", "3", "--full-namespace"],
     }
     for name, extra in runs.items():
-        code, out, err = _run(["generate", str(path), "--seed", "4", *extra, "-o", str(tmp_path / name)], capsys)
+        code, out, err = run_cli(["generate", str(path), "--seed", "4", *extra, "-o", str(tmp_path / name)], capsys)
         assert code == 0, err
     manifests = {n: json.loads((tmp_path / n / MANIFEST).read_text()) for n in runs}
     assert manifests["all"]["namespace"] == {
@@ -267,7 +260,7 @@ def test_hostile_profiles_exit_4_naming_the_key(
     target[key[-1]] = value
     bad = tmp_path / "hostile.json"
     bad.write_text(json.dumps(data))
-    code, out, err = _run(["generate", str(bad), "-o", str(tmp_path / "s")], capsys)
+    code, out, err = run_cli(["generate", str(bad), "-o", str(tmp_path / "s")], capsys)
     assert code == 4 and named in err and "Traceback" not in out + err
     assert not (tmp_path / "s").exists()
 
@@ -281,6 +274,6 @@ def test_running_out_of_memory_is_a_clear_error(
         raise MemoryError
 
     monkeypatch.setattr(pipeline, "generate_schedule", greedy)
-    code, out, err = _run(["generate", str(profile_file), "-o", str(tmp_path / "s")], capsys)
+    code, out, err = run_cli(["generate", str(profile_file), "-o", str(tmp_path / "s")], capsys)
     assert code == 7 and "not enough memory" in err and "Traceback" not in out + err
     assert not (tmp_path / "s").exists()

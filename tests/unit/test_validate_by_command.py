@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from test_model_cli import SAVE_NAMESPACE_LOG
 from test_synth_helpers import make_profile
+from tests.unit.cli_run import run_cli
 
-from mimesisbench.cli.main import main
 from mimesisbench.profile.io import load_profile, save_profile
 from mimesisbench.schedule import Schedule, read_schedule
 from mimesisbench.schedule.format import AUDIT_CMD, MODELLED_CMDS, OpCode
@@ -149,33 +149,25 @@ def test_validate_profile_without_counts_has_null_coverage(tables: Schedule) -> 
     assert any("no operation counts" in n for n in report["notes"])
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return int(exc.value.code or 0), out, err
-
-
 def test_model_records_the_operations_without_a_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "audit.log"
     log.write_text("\n".join(SAVE_NAMESPACE_LOG) + "\n")
-    code, _, err = _run(["model", "--audit", str(log), "--types", "1", "-o", str(tmp_path / "p.json")], capsys)
+    code, _, err = run_cli(["model", "--audit", str(log), "--types", "1", "-o", str(tmp_path / "p.json")], capsys)
     assert code == 0
     # 7 operations, 3 without a path (safemode_enter, saveNamespace, safemode_leave); 4 modelled
     assert "coverage: 57.1 % of the trace's operations are modelled" in err
     assert "100.0 % of those naming a path" in err
     cov = coverage_of_profile(load_profile(tmp_path / "p.json"))
     assert cov is not None and cov.modelled_share_with_path == pytest.approx(1.0, abs=TOL)
-    code, out, _ = _run(["profile", "show", str(tmp_path / "p.json"), "--json"], capsys)
+    code, out, _ = run_cli(["profile", "show", str(tmp_path / "p.json"), "--json"], capsys)
     assert code == 0 and json.loads(out)["coverage"]["modelled_share"] == pytest.approx(4 / 7, abs=TOL)
-    code, out, _ = _run(["profile", "show", str(tmp_path / "p.json")], capsys)
+    code, out, _ = run_cli(["profile", "show", str(tmp_path / "p.json")], capsys)
     assert "coverage: 57.1 %" in out
 
 
 def test_profile_show_without_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = save_profile(make_profile(n=100, pre=(10, 10, 5)), tmp_path / "p.json")
-    code, out, _ = _run(["profile", "show", str(path), "--json"], capsys)
+    code, out, _ = run_cli(["profile", "show", str(path), "--json"], capsys)
     assert code == 0 and json.loads(out)["coverage"] is None
 
 
@@ -189,10 +181,10 @@ def test_real_trace_fitted_generated_validated(
     cmds = Counter(m.group(1) for line in lines if "allowed=true" in line and (m := CMD.search(line)))
     modelled = sum(n for cmd, n in cmds.items() if cmd in MODELLED_CMDS) / sum(cmds.values())
     profile, sched = tmp_path / "p.json", tmp_path / "s"
-    code, _, err = _run(["model", "--audit", str(sandbox_audit_log), "--types", "3", "-o", str(profile)], capsys)
+    code, _, err = run_cli(["model", "--audit", str(sandbox_audit_log), "--types", "3", "-o", str(profile)], capsys)
     assert code == 0 and f"coverage: {100 * modelled:.1f} % of the trace's operations are modelled" in err
-    assert _run(["generate", str(profile), "--seed", "1", "-o", str(sched)], capsys)[0] == 0
-    code, out, _ = _run(["validate", str(sched), "--trace", str(sandbox_audit_log), "--json"], capsys)
+    assert run_cli(["generate", str(profile), "--seed", "1", "-o", str(sched)], capsys)[0] == 0
+    code, out, _ = run_cli(["validate", str(sched), "--trace", str(sandbox_audit_log), "--json"], capsys)
     assert code == 0
     report = json.loads(out)
     assert report["coverage"]["modelled_share"] == pytest.approx(modelled, abs=TOL)
@@ -208,8 +200,8 @@ def test_real_trace_fitted_generated_validated(
     for key in ("ks_popularity", "ks_interarrival", "opmix_max_abs_error", "popularity_bar"):
         assert key in report
     # the same profile's coverage through validate --profile
-    code, out, _ = _run(["validate", str(sched), "--profile", str(profile), "--json"], capsys)
+    code, out, _ = run_cli(["validate", str(sched), "--profile", str(profile), "--json"], capsys)
     assert code == 0 and json.loads(out)["coverage"]["modelled_share"] == pytest.approx(modelled, abs=TOL)
     # and as a table: no traceback, the per-command rows printed
-    code, out, _ = _run(["validate", str(sched), "--trace", str(sandbox_audit_log)], capsys)
+    code, out, _ = run_cli(["validate", str(sched), "--trace", str(sandbox_audit_log)], capsys)
     assert code == 0 and "contentSummary *" in out

@@ -24,16 +24,16 @@ if [[ $upgrade -eq 1 ]]; then
   scripts/lock.sh --upgrade
 fi
 lock=requirements.lock
-extras=""
-if [[ $dev -eq 1 ]]; then lock=requirements-dev.lock; extras="[dev]"; fi
+if [[ $dev -eq 1 ]]; then lock=requirements-dev.lock; fi
 if [[ ! -x .venv/bin/python ]]; then
   python3 -m venv .venv
 fi
 pip=(.venv/bin/python -m pip --disable-pip-version-check)
 # pinned and hash-checked: what a new machine gets does not depend on what the registry serves today
 "${pip[@]}" install --quiet --require-hashes -r "$lock"
-# the package itself: its dependencies and build tools (setuptools, wheel, maturin) are in the lock
-"${pip[@]}" install --quiet --no-deps --no-build-isolation -e ".${extras}"
+# the package itself: its dependencies (extras included) and build tools (setuptools, wheel, maturin)
+# are in the lock, so nothing more is resolved here
+"${pip[@]}" install --quiet --no-deps --no-build-isolation -e .
 # the native core (audit-log parser, POSIX replay loop, event-key sort): Rust, built with maturin and
 # cargo from native/Cargo.lock (--locked: the crates it pins, or an error). Optional for the tool,
 # which falls back to pure Python without it; required for the test suite, which checks both paths

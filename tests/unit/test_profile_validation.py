@@ -38,7 +38,7 @@ CASES = [
     (_set(["types", 1, "weight"], float("nan")), "types[1].weight: Input should be a finite number"),
     (_set(["types", 0, "access_interarrival", "values", 2], float("nan")), "types[0].access_interarrival.values"),
     (_set(["types", 0, "create_interarrival", "values", 0], -5.0), "types[0].create_interarrival.values"),
-    (_set(["types", 1, "weight"], 0.5), "types[*].weight: weights sum to"),
+    (_set(["types", 1, "weight"], 0.5), "types[*].weight: the file types' weights sum to"),
     (_set(["types", 0, "active_span", "weights", 0], 0.5), "types[0].active_span.weights: weights sum to"),
     (_set(["types", 0, "pre_existing"], -1), "types[0].pre_existing"),
     (_set(["window_ms"], -10), "window_ms"),

@@ -13,7 +13,8 @@ from pydantic import ValidationError
 
 from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import InputError, ProfileError
-from mimesisbench.profile.schema import WorkloadProfile
+from mimesisbench import __version__
+from mimesisbench.profile.schema import PROFILE_VERSION, READABLE_PROFILE_VERSIONS, WorkloadProfile
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
@@ -52,6 +53,12 @@ def _constants(token: str) -> float:
 
 def profile_from_dict(data: Any, origin: str = "") -> WorkloadProfile:
     """Validate a decoded document into a profile, or raise ``ProfileError`` naming the key."""
+    version = data.get("version") if isinstance(data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > PROFILE_VERSION:
+        raise ProfileError(
+            f"invalid profile {origin}:\n  version: format version {version} is newer than this mimesisbench "
+            f"({__version__}) reads (versions {', '.join(map(str, READABLE_PROFILE_VERSIONS))}); upgrade mimesisbench"
+        )
     try:
         return WorkloadProfile.model_validate(data)
     except ValidationError as exc:

@@ -1,4 +1,4 @@
-"""The profile format (version 1): typed, strict (unknown keys are errors), validated.
+"""The profile format (version 2; version 1 is read too): typed, strict (unknown keys are errors), validated.
 
 A profile is a JSON document. Times are milliseconds. Symbols follow the paper's Table 1:
 
@@ -44,7 +44,9 @@ from pydantic import (
 from mimesisbench.profile.distribution import Distribution
 
 PROFILE_FORMAT: Final = "mimesisbench-profile"
-PROFILE_VERSION: Final = 1
+PROFILE_VERSION: Final = 2
+#: versions this tool reads: 1 (no command chains, no directory types) is read as it is
+READABLE_PROFILE_VERSIONS: Final = (1, 2)
 
 #: type ids are Int16 in schedules
 MAX_TYPE_ID = 32767
@@ -60,6 +62,8 @@ MAX_RATIO = 1000.0
 MAX_ACCESSES_PER_FILE = 10**7
 MAX_DIRECTORIES = 10**8
 MAX_DEPTH = 10_000
+#: commands in one type's chain
+MAX_COMMANDS = 64
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 Ratio = Annotated[float, Field(ge=0.0, le=MAX_RATIO)]
@@ -91,8 +95,69 @@ class GapSampling(_Strict):
     note: str = ""
 
 
+class CommandChain(_Strict):
+    """Which audited command each access of a type's objects is, and in what order (format 2).
+
+    A first-order Markov chain over the audit ``cmd`` names of the type's accesses (every event
+    on an object but the one that made it in the window and the one that removed it: ``open``,
+    ``getfileinfo``, ``listStatus``, ``setPermission``, a ``create`` that overwrites, a ``mkdirs``
+    of an existing directory, a ``rename``, ...): ``first[i]`` is the chance that an object's
+    first access is ``commands[i]``, ``next[i][k]`` that ``commands[k]`` follows ``commands[i]``.
+    With ``gaps`` it is a semi-Markov (Markov renewal) process: the interarrival after a
+    transition ``a>b`` listed there is drawn from its own law; the others draw F_j
+    (``access_interarrival``). ``share`` is the observed share of each command among the type's
+    accesses (descriptive: ``profile show``, ``validate --profile``).
+    """
+
+    commands: list[str] = Field(min_length=1, max_length=MAX_COMMANDS, description="audit cmd names (states)")
+    share: list[Share] = Field(description="observed share of each command among the type's accesses")
+    first: list[Share] = Field(description="P(an object's first access is commands[i])")
+    next: list[list[Share]] = Field(description="next[i][k] = P(commands[k] follows commands[i]); rows sum to 1")
+    gaps: dict[str, Distribution] = Field(
+        default_factory=dict, description="'a>b' -> interarrival law (ms) after that transition; others draw F_j"
+    )
+
+    @model_validator(mode="after")
+    def _stochastic(self) -> CommandChain:
+        n = len(self.commands)
+        if len(set(self.commands)) != n:
+            raise ValueError("commands: names must be unique")
+        for name in self.commands:
+            if not name or ">" in name or len(name) > 64:
+                raise ValueError(f"commands: {name!r} is not an audit command name")
+        for key, row in (("share", self.share), ("first", self.first)):
+            if len(row) != n:
+                raise ValueError(f"{key}: has {len(row)} entries for {n} commands")
+            if not math.isclose(sum(row), 1.0, abs_tol=1e-6):
+                raise ValueError(f"{key}: sums to {sum(row):.9g}, not 1")
+        if len(self.next) != n:
+            raise ValueError(f"next: has {len(self.next)} rows for {n} commands")
+        for i, row in enumerate(self.next):
+            if len(row) != n:
+                raise ValueError(f"next[{i}]: has {len(row)} entries for {n} commands")
+            if not math.isclose(sum(row), 1.0, abs_tol=1e-6):
+                raise ValueError(f"next[{i}]: sums to {sum(row):.9g}, not 1")
+        known = set(self.commands)
+        for key, dist in self.gaps.items():
+            a, sep, b = key.partition(">")
+            if not sep or a not in known or b not in known:
+                raise ValueError(f"gaps.{key}: not a transition 'a>b' between the chain's commands")
+            if dist.values[0] < 0 or dist.values[-1] > MAX_TIME_MS:
+                raise ValueError(f"gaps.{key}.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")
+        return self
+
+
+class PathlessCommand(_Strict):
+    """A NameNode-wide command without a path (``src=null``: ``getDatanodeReport``,
+    ``saveNamespace``, ...), generated as a renewal stream of ``count`` events per window."""
+
+    command: str = Field(min_length=1, max_length=64)
+    count: FileCount = Field(description="events in the window")
+    interarrival: Distribution | None = Field(default=None, description="ms between events; absent: uniform times")
+
+
 class FileType(_Strict):
-    """One file type (a k-means cluster of files that behave alike)."""
+    """One object type (a k-means cluster of files, or of directories, that behave alike)."""
 
     id: Annotated[int, Field(ge=1, le=MAX_TYPE_ID)]
     weight: Share = Field(description="w_j: share of the files created in the window")
@@ -126,6 +191,20 @@ class FileType(_Strict):
         description="descriptive distributions for validation (popularity, type_access_interarrival, age_at_access)",
     )
     label: str = ""
+    kind: Literal["file", "directory"] = Field(
+        default="file",
+        description="what the type's objects are; a directory type's weight is a share of created_directories",
+    )
+    commands: CommandChain | None = Field(
+        default=None,
+        description="format 2: the command of each access and their order; absent: opens and file listings "
+        "split by open_share (the paper's model)",
+    )
+    new_dir_share: Share = Field(
+        default=0.0,
+        description="share of the type's created files whose directory was made in the window (placed in a "
+        "directory made by a directory type, alive for the file's whole life)",
+    )
 
     @model_validator(mode="after")
     def _needs(self) -> FileType:
@@ -161,13 +240,19 @@ class FileType(_Strict):
 
     @model_serializer(mode="wrap")
     def _omit_defaults_added_later(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Profiles without an ``access_gap_sampling`` table and with ``span_population`` 'all'
-        serialise (and hash) as before these keys existed."""
+        """Keys added after format 1 are left out at their defaults, so a profile that does not
+        use them serialises (and hashes) as before they existed."""
         data: dict[str, Any] = handler(self)
         if self.access_gap_sampling is None:
             data.pop("access_gap_sampling", None)
         if self.span_population == "all":
             data.pop("span_population", None)
+        if self.kind == "file":
+            data.pop("kind", None)
+        if self.commands is None:
+            data.pop("commands", None)
+        if self.new_dir_share == 0.0:
+            data.pop("new_dir_share", None)
         return data
 
 
@@ -247,14 +332,20 @@ class WorkloadProfile(_Strict):
     """A complete workload profile."""
 
     format: Literal["mimesisbench-profile"] = PROFILE_FORMAT
-    version: Literal[1] = PROFILE_VERSION
+    version: Literal[1, 2] = PROFILE_VERSION
     name: str = ""
     source: ProfileSource
     window_ms: Annotated[int, Field(ge=1, le=MAX_TIME_MS)] = Field(description="t_end: length of the modeled window")
     total_creates: FileCount = Field(description="n: files created in the window")
+    created_directories: FileCount = Field(
+        default=0, description="format 2: directories made in the window (directory types' weights are shares of it)"
+    )
     types: list[FileType] = Field(min_length=1, max_length=MAX_TYPES)
     op_mix: OpMix = Field(default_factory=OpMix)
     namespace: NamespaceShape
+    pathless: list[PathlessCommand] = Field(
+        default_factory=list, description="format 2: NameNode-wide commands without a path, per command"
+    )
 
     @model_validator(mode="after")
     def _types(self) -> WorkloadProfile:
@@ -264,10 +355,34 @@ class WorkloadProfile(_Strict):
         files = self.total_creates + sum(t.pre_existing for t in self.types)
         if files > MAX_FILES:
             raise ValueError(f"total_creates: {files:,} files created and pre-existing in all; at most {MAX_FILES:,}")
-        total = sum(t.weight for t in self.types)
-        if self.total_creates > 0 and not math.isclose(total, 1.0, abs_tol=1e-6):
-            raise ValueError(f"types[*].weight: weights sum to {total:.9g}, not 1")
+        for kind, made in (("file", self.total_creates), ("directory", self.created_directories)):
+            total = sum(t.weight for t in self.types if t.kind == kind)
+            if made > 0 and not math.isclose(total, 1.0, abs_tol=1e-6):
+                raise ValueError(f"types[*].weight: the {kind} types' weights sum to {total:.9g}, not 1")
+        if self.version < 2:
+            for t in self.types:
+                if t.kind != "file" or t.commands is not None or t.new_dir_share:
+                    raise ValueError(f"version: format 1 has no directory types or command chains (type {t.id})")
+            if self.created_directories or self.pathless:
+                raise ValueError("version: format 1 has no created_directories or pathless commands")
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults_added_later(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.created_directories:
+            data.pop("created_directories", None)
+        if not self.pathless:
+            data.pop("pathless", None)
+        return data
+
+    @property
+    def file_types(self) -> list[FileType]:
+        return [t for t in self.types if t.kind == "file"]
+
+    @property
+    def directory_types(self) -> list[FileType]:
+        return [t for t in self.types if t.kind == "directory"]
 
     def type_by_id(self, type_id: int) -> FileType:
         for t in self.types:
@@ -277,4 +392,5 @@ class WorkloadProfile(_Strict):
 
     @property
     def pre_existing_total(self) -> int:
-        return sum(t.pre_existing for t in self.types)
+        """Pre-existing files (directory types' pre-existing directories are not counted)."""
+        return sum(t.pre_existing for t in self.types if t.kind == "file")

@@ -1,4 +1,4 @@
-"""The on-disk schedule format (version 1): the contract between ``generate`` and ``run``.
+"""The on-disk schedule format (version 2): the contract between ``generate`` and ``run``.
 
 A schedule is a directory::
 
@@ -32,10 +32,15 @@ has ``generation + 1``), ``seq`` Int64 (a tiebreak that keeps same-time events i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import IntEnum
+from types import MappingProxyType
 
 SCHEDULE_FORMAT = "mimesisbench-schedule"
-SCHEDULE_VERSION = 1
+SCHEDULE_VERSION = 2
+#: schedule format versions this tool reads (version 1 holds op codes 1-9 only)
+READABLE_SCHEDULE_VERSIONS = (1, 2)
 
 MANIFEST = "manifest.json"
 DIRECTORIES = "directories.parquet"
@@ -52,55 +57,153 @@ MAX_GENERATION = 255
 
 
 class OpCode(IntEnum):
-    """Operations of a schedule. The names are what reports and summaries show."""
+    """Operations of a schedule. The names are what reports and summaries show.
 
-    CREATE = 1  # create an empty file (create + close)
+    Codes 1-9 are those of schedule format version 1; the others (version 2) let a schedule hold
+    every audited command a profile models (``COMMANDS`` gives each one's audit ``cmd`` and
+    target). A ``*_DIR`` code is the same command on a directory (target: a dir_id).
+    """
+
+    CREATE = 1  # create an empty file (create + close); fails when it exists
     OPEN = 2  # open a file for reading (NameNode: getBlockLocations), no data read
     LIST_FILE = 3  # listStatus on a file
     LIST_DIR = 4  # listStatus on a directory
     DELETE = 5  # delete a file
     MKDIRS = 6  # make a directory (its parent exists)
     RENAME_FILE = 7  # rename a file within its directory
-    RENAME_DIR = 8  # rename a directory made by MKDIRS (empty), within its parent
+    RENAME_DIR = 8  # rename a directory within its parent (one the generator keeps free of files)
     GETFILEINFO = 9  # getfileinfo (stat) on a file
+    GETFILEINFO_DIR = 10
+    CONTENT_SUMMARY = 11  # getContentSummary (du) of a file
+    CONTENT_SUMMARY_DIR = 12
+    SET_PERMISSION = 13  # chmod (to the mode it has: the namespace does not drift)
+    SET_PERMISSION_DIR = 14
+    SET_OWNER = 15  # chown (to the owner it has)
+    SET_OWNER_DIR = 16
+    SET_TIMES = 17  # set modification and access times
+    SET_TIMES_DIR = 18
+    SET_REPLICATION = 19  # set a file's replication (to the value it has)
+    SET_STORAGE_POLICY = 20
+    SET_STORAGE_POLICY_DIR = 21
+    APPEND = 22  # open a file for append and close it (no data)
+    TRUNCATE = 23  # truncate a file to its length (0)
+    CONCAT = 24  # concat into a file (see the backends for what each does)
+    CREATE_OVERWRITE = 25  # create with overwrite: succeeds whether the file exists or not
+    MKDIRS_EXISTING = 26  # mkdirs of a directory that (normally) exists
+    DELETE_DIR = 27  # delete a directory, recursively
+    GET_ACL_STATUS = 28
+    GET_ACL_STATUS_DIR = 29
+    CHECK_ACCESS = 30
+    CHECK_ACCESS_DIR = 31
+    LIST_XATTRS = 32
+    LIST_XATTRS_DIR = 33
+    GET_XATTRS = 34
+    GET_XATTRS_DIR = 35
+    SET_XATTR = 36
+    SET_XATTR_DIR = 37
+    GET_STORAGE_POLICY = 38
+    GET_STORAGE_POLICY_DIR = 39
+    NAMENODE = 40  # a NameNode-wide command without a path (src=null); target: index into the manifest's ``pathless_commands``
 
     @property
     def label(self) -> str:
-        return _LABELS[self]
+        return COMMANDS[self].label
 
     @property
     def on_directory(self) -> bool:
-        return self in (OpCode.LIST_DIR, OpCode.MKDIRS, OpCode.RENAME_DIR)
+        return COMMANDS[self].target == "directory"
+
+    @property
+    def audit_cmd(self) -> str | None:
+        """The audit-log ``cmd`` this operation produces on a NameNode (None: ``NAMENODE``, whose
+        command is the schedule's)."""
+        return COMMANDS[self].audit_cmd
 
 
-_LABELS = {
-    OpCode.CREATE: "create",
-    OpCode.OPEN: "open",
-    OpCode.LIST_FILE: "list_file",
-    OpCode.LIST_DIR: "list_dir",
-    OpCode.DELETE: "delete",
-    OpCode.MKDIRS: "mkdirs",
-    OpCode.RENAME_FILE: "rename_file",
-    OpCode.RENAME_DIR: "rename_dir",
-    OpCode.GETFILEINFO: "getfileinfo",
-}
+@dataclass(frozen=True)
+class Command:
+    """What one ``OpCode`` is: its label, the audit ``cmd`` it produces, and what it targets."""
+
+    label: str
+    audit_cmd: str | None
+    target: str  # "file", "directory" or "none"
+
+
+def _table() -> dict[OpCode, Command]:
+    o = OpCode
+    rows: dict[OpCode, Command] = {
+        o.CREATE: Command("create", "create", "file"),
+        o.OPEN: Command("open", "open", "file"),
+        o.LIST_FILE: Command("list_file", "listStatus", "file"),
+        o.LIST_DIR: Command("list_dir", "listStatus", "directory"),
+        o.DELETE: Command("delete", "delete", "file"),
+        o.MKDIRS: Command("mkdirs", "mkdirs", "directory"),
+        o.RENAME_FILE: Command("rename_file", "rename", "file"),
+        o.RENAME_DIR: Command("rename_dir", "rename", "directory"),
+        o.GETFILEINFO: Command("getfileinfo", "getfileinfo", "file"),
+        o.GETFILEINFO_DIR: Command("getfileinfo_dir", "getfileinfo", "directory"),
+        o.CREATE_OVERWRITE: Command("create_overwrite", "create", "file"),
+        o.MKDIRS_EXISTING: Command("mkdirs_existing", "mkdirs", "directory"),
+        o.DELETE_DIR: Command("delete_dir", "delete", "directory"),
+        o.SET_REPLICATION: Command("set_replication", "setReplication", "file"),
+        o.APPEND: Command("append", "append", "file"),
+        o.TRUNCATE: Command("truncate", "truncate", "file"),
+        o.CONCAT: Command("concat", "concat", "file"),
+        o.NAMENODE: Command("namenode", None, "none"),
+    }
+    pairs = (
+        (o.CONTENT_SUMMARY, o.CONTENT_SUMMARY_DIR, "content_summary", "contentSummary"),
+        (o.SET_PERMISSION, o.SET_PERMISSION_DIR, "set_permission", "setPermission"),
+        (o.SET_OWNER, o.SET_OWNER_DIR, "set_owner", "setOwner"),
+        (o.SET_TIMES, o.SET_TIMES_DIR, "set_times", "setTimes"),
+        (o.SET_STORAGE_POLICY, o.SET_STORAGE_POLICY_DIR, "set_storage_policy", "setStoragePolicy"),
+        (o.GET_ACL_STATUS, o.GET_ACL_STATUS_DIR, "get_acl_status", "getAclStatus"),
+        (o.CHECK_ACCESS, o.CHECK_ACCESS_DIR, "check_access", "checkAccess"),
+        (o.LIST_XATTRS, o.LIST_XATTRS_DIR, "list_xattrs", "listXAttrs"),
+        (o.GET_XATTRS, o.GET_XATTRS_DIR, "get_xattrs", "getXAttrs"),
+        (o.SET_XATTR, o.SET_XATTR_DIR, "set_xattr", "setXAttr"),
+        (o.GET_STORAGE_POLICY, o.GET_STORAGE_POLICY_DIR, "get_storage_policy", "getStoragePolicy"),
+    )
+    for on_file, on_dir, label, cmd in pairs:
+        rows[on_file] = Command(label, cmd, "file")
+        rows[on_dir] = Command(label + "_dir", cmd, "directory")
+    return {op: rows[op] for op in OpCode}
+
+
+#: every operation's label, audit ``cmd`` and target (a read-only view)
+COMMANDS: Mapping[OpCode, Command] = MappingProxyType(_table())
 
 #: the audit-log ``cmd`` each operation produces on a NameNode (used by ``export-audit``)
-AUDIT_CMD = {
-    OpCode.CREATE: "create",
-    OpCode.OPEN: "open",
-    OpCode.LIST_FILE: "listStatus",
-    OpCode.LIST_DIR: "listStatus",
-    OpCode.DELETE: "delete",
-    OpCode.MKDIRS: "mkdirs",
-    OpCode.RENAME_FILE: "rename",
-    OpCode.RENAME_DIR: "rename",
-    OpCode.GETFILEINFO: "getfileinfo",
-}
+AUDIT_CMD: Mapping[OpCode, str] = MappingProxyType(
+    {op: c.audit_cmd for op, c in COMMANDS.items() if c.audit_cmd is not None}
+)
 
-#: the audited commands a schedule can contain, i.e. the ones a profile models (``validate`` and
-#: ``model`` report the share of a trace's operations these cover): extended with ``AUDIT_CMD``
+#: the audited commands a schedule can contain (with a path): what a profile can model
 MODELLED_CMDS: frozenset[str] = frozenset(AUDIT_CMD.values())
+
+
+def opcode_for(cmd: str, target: str, *, first: bool = False, last: bool = False) -> OpCode | None:
+    """The operation that performs audit ``cmd`` on a ``target`` ("file" or "directory"), None
+    when a schedule cannot hold it. ``first``: the event that makes the object (``create`` ->
+    CREATE, ``mkdirs`` -> MKDIRS; later ones are CREATE_OVERWRITE and MKDIRS_EXISTING);
+    ``last``: the event that removes it (``delete`` of a directory is DELETE_DIR either way)."""
+    del last  # a delete is DELETE (file) or DELETE_DIR (directory) wherever it stands
+    if cmd == "create" and target == "file":
+        return OpCode.CREATE if first else OpCode.CREATE_OVERWRITE
+    if cmd == "mkdirs" and target == "directory":
+        return OpCode.MKDIRS if first else OpCode.MKDIRS_EXISTING
+    return _BY_CMD.get((cmd, target))
+
+
+def _by_cmd() -> dict[tuple[str, str], OpCode]:
+    out: dict[tuple[str, str], OpCode] = {}
+    for op, c in COMMANDS.items():
+        if c.audit_cmd is not None and op not in (OpCode.CREATE_OVERWRITE, OpCode.MKDIRS_EXISTING):
+            out.setdefault((c.audit_cmd, c.target), op)
+    return out
+
+
+_BY_CMD: Mapping[tuple[str, str], OpCode] = MappingProxyType(_by_cmd())
 
 
 def file_name(file_id: int, file_type: int, generation: int = 0) -> str:
@@ -116,6 +219,8 @@ def dir_rename_name(path: str, generation: int) -> str:
 
 __all__ = [
     "AUDIT_CMD",
+    "COMMANDS",
+    "Command",
     "DIRECTORIES",
     "EVENTS",
     "FILES",
@@ -124,9 +229,11 @@ __all__ = [
     "MAX_TIME_US",
     "MAX_TYPE_ID",
     "MODELLED_CMDS",
+    "READABLE_SCHEDULE_VERSIONS",
     "SCHEDULE_FORMAT",
     "SCHEDULE_VERSION",
     "OpCode",
     "dir_rename_name",
     "file_name",
+    "opcode_for",
 ]

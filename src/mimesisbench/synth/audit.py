@@ -30,7 +30,7 @@ DEFAULT_USER = "mimesis"
 EXPORT_BATCH = 1 << 20
 
 _CMD = pl.DataFrame(
-    {"op": pl.Series([int(o) for o in OpCode], dtype=pl.UInt8), "cmd": [AUDIT_CMD[o] for o in OpCode]}
+    {"op": pl.Series([int(o) for o in AUDIT_CMD], dtype=pl.UInt8), "cmd": list(AUDIT_CMD.values())}
 )
 _FILE_PERM = {OpCode.CREATE, OpCode.RENAME_FILE}
 _DIR_PERM = {OpCode.MKDIRS, OpCode.RENAME_DIR}

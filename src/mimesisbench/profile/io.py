@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mimesisbench import __version__
 from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import InputError, ProfileError
-from mimesisbench import __version__
 from mimesisbench.profile.schema import PROFILE_VERSION, READABLE_PROFILE_VERSIONS, WorkloadProfile
 
 

@@ -58,6 +58,7 @@ from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.schema import FileType
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.balance import balanced_pre_law
+from mimesisbench.synth.chains import ChainLaw
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
 
 I64 = NDArray[np.int64]
@@ -65,7 +66,10 @@ NEVER = np.iinfo(np.int64).max
 #: events are ordered by ``time_us << RANK_BITS | rank``: at equal times creations (and mkdirs)
 #: come first, then accesses, then renames, then deletions
 RANK_BITS = 2
-RANK = np.array([0, 0, 1, 1, 1, 3, 0, 2, 2, 1], dtype=np.int64)  # indexed by OpCode
+RANK = np.ones(max(OpCode) + 1, dtype=np.int64)  # indexed by OpCode; every access (chains' too) is 1
+RANK[[OpCode.CREATE, OpCode.MKDIRS]] = 0
+RANK[[OpCode.RENAME_FILE, OpCode.RENAME_DIR]] = 2
+RANK[[OpCode.DELETE, OpCode.DELETE_DIR]] = 3
 #: interarrival draws per round and chunk of files (bounds the temporaries)
 DRAWS_PER_ROUND = 1 << 21
 #: files handled together (bounds the per-file temporaries)
@@ -147,6 +151,7 @@ class TypeEvents:
     metas: list[NDArray[np.uint32]]
     targets: list[NDArray[np.integer]]
     delete_us: I64  # per file of the type, NEVER when not deleted in the window
+    last_us: I64 | None = None  # per file: its last access, -1 when none (kept when asked for)
 
 
 def creation_times(ft: FileType, count: int, window_us: int, rng: np.random.Generator) -> I64:
@@ -204,6 +209,17 @@ class Laws:
         return Sampler(_needed(self.ft, "delete_delay"))
 
     @cached_property
+    def chain(self) -> ChainLaw | None:
+        """The type's command chain (format 2), None when accesses follow ``open_share``."""
+        return None if self.ft.commands is None else ChainLaw(self.ft)
+
+    @cached_property
+    def gap_samplers(self) -> list[Sampler]:
+        """One sampler per transition law of the chain (``ChainLaw.gap_laws``)."""
+        chain = self.chain
+        return [] if chain is None else [Sampler(d) for d in chain.gap_laws]
+
+    @cached_property
     def calibrated(self) -> Sampler | None:
         """The closing rule's ``access_gap_sampling`` table, None when the type has none."""
         table = self.ft.access_gap_sampling
@@ -219,27 +235,35 @@ def type_events(
     rng: np.random.Generator,
     target_dtype: type = np.int64,
     balance: bool = True,
+    keep_last: bool = False,
 ) -> TypeEvents:
     """Events of one type whose files have ids ``first_id + i`` and origins ``origin_us[i]``.
 
     The last ``created`` files are created at their origin; the others exist at t0 (origin 0).
     ``balance``: pre-existing files of a span-driven type whose H_j describes only created files
     draw their interarrivals so that the type's pooled interarrivals follow F_j (``synth.balance``).
+    A directory type's objects are made by MKDIRS and removed by DELETE_DIR. ``keep_last``: also
+    return each object's last access time (``TypeEvents.last_us``).
     """
     n = int(origin_us.size)
     out = TypeEvents([], [], [], np.full(n, NEVER, dtype=np.int64))
+    if keep_last:
+        out.last_us = np.full(n, -1, dtype=np.int64)
     laws = Laws(ft)
     pre_f = _balanced_pre_sampler(laws, origin_us, created, window_us, rng) if balance else None
     if created:
-        out.keys.append((origin_us[n - created :] << RANK_BITS) | RANK[OpCode.CREATE])
-        out.metas.append(np.full(created, _meta(ft, OpCode.CREATE), dtype=np.uint32))
+        make = OpCode.MKDIRS if ft.kind == "directory" else OpCode.CREATE
+        out.keys.append((origin_us[n - created :] << RANK_BITS) | RANK[make])
+        out.metas.append(np.full(created, _meta(ft, make), dtype=np.uint32))
         out.targets.append(np.arange(first_id + n - created, first_id + n, dtype=target_dtype))
     for lo in range(0, n, FILES_PER_CHUNK):
         hi = min(n, lo + FILES_PER_CHUNK)
         pre_count = max(0, min(hi, n - created) - lo)
-        out.delete_us[lo:hi] = _chunk(
+        out.delete_us[lo:hi], last = _chunk(
             laws, origin_us[lo:hi], pre_count, window_us, rng, first_id + lo, target_dtype, out, pre_f
         )
+        if out.last_us is not None:
+            out.last_us[lo:hi] = last
     return out
 
 
@@ -371,13 +395,17 @@ def _chunk(
     target_dtype: type,
     out: TypeEvents,
     pre_f: Sampler | None = None,
-) -> I64:
+) -> tuple[I64, I64]:
     """Accesses and deletions of a chunk of files with ids ``first_id + i`` (the first
     ``pre_count`` of them pre-existing), appended to ``out``; returns the chunk's deletion times
-    (NEVER when not deleted). ``pre_f``: the pre-existing files' interarrival sampler under the
-    stopping rule (F_j's when None)."""
+    (NEVER when not deleted; for an object whose last access deleted it, that access's time) and
+    last access times (-1 when none). ``pre_f``: the pre-existing files' interarrival sampler
+    under the stopping rule (F_j's when None)."""
     ft = laws.ft
     n = origin.size
+    chain = laws.chain
+    ops: NDArray[np.uint8] | None = None  # per access of the parts (one part) for chain types
+    gone = np.empty(0, dtype=np.int64)  # files (indices into the chunk) their last access deleted
     accessed = _bernoulli(rng, n, ft.accessed_share)
     acc_idx = np.flatnonzero(accessed)
     last_abs = np.full(n, -1, dtype=np.int64)  # last access in the window, -1 when none
@@ -394,7 +422,12 @@ def _chunk(
         first = first[inside]
         span = span[inside]
         popularity = ft.observed.get("popularity")
-        if popularity is not None:
+        if popularity is not None and chain is not None:
+            f_rel, rel, ops, last_rel, cut, ended = _chain_counted_streams(laws, chain, popularity, first, window_us, rng)
+            beyond[idx] = cut
+            gone = idx[ended]
+            parts.append((f_rel, rel))
+        elif popularity is not None:
             f_rel, rel, last_rel, cut = _counted_streams(laws, popularity, first, window_us, rng)
             beyond[idx] = cut
             parts.append((f_rel, rel))
@@ -412,19 +445,27 @@ def _chunk(
                 for f_rel, _rel in sub:
                     f_rel += lo  # indices into the slice -> into idx
                 parts.extend(sub)
+            if chain is not None:
+                ops, ended = _label_parts(chain, parts, idx.size, rng)
+                gone = idx[ended]
         last_abs[idx] = first + last_rel
     # per accessed file: its first access as a key, and its id
     first_key = (first << RANK_BITS) | RANK[OpCode.OPEN]
     file_id: NDArray[np.integer] = (idx + first_id).astype(target_dtype)
     sizes = [int(f.size) for f, _ in parts]
-    opens = _bernoulli(rng, sum(sizes), ft.open_share) if ft.open_share < 1.0 else None
+    plain = ops is None and ft.kind == "file"
+    opens = _bernoulli(rng, sum(sizes), ft.open_share) if plain and ft.open_share < 1.0 else None
     start = 0
     for (f_rel, rel), size in zip(parts, sizes):
         rel <<= RANK_BITS
         rel += np.take(first_key, f_rel)
         out.keys.append(rel)
         out.targets.append(np.take(file_id, f_rel))
-        if opens is None:
+        if ops is not None:
+            out.metas.append(ops.astype(np.uint32) | np.uint32(ft.id << 16))
+        elif not plain:
+            out.metas.append(np.full(size, _meta(ft, OpCode.LIST_DIR), dtype=np.uint32))
+        elif opens is None:
             out.metas.append(np.full(size, _meta(ft, OpCode.OPEN), dtype=np.uint32))
         else:
             out.metas.append(
@@ -433,11 +474,71 @@ def _chunk(
         start += size
     parts.clear()
     delete_us = _deletions(laws, origin, last_abs, beyond, window_us, rng)
+    delete_us[gone] = NEVER  # deleted by their last access already
     dels = np.flatnonzero(delete_us != NEVER)
-    out.keys.append((delete_us[dels] << RANK_BITS) | RANK[OpCode.DELETE])
-    out.metas.append(np.full(dels.size, _meta(ft, OpCode.DELETE), dtype=np.uint32))
+    remove = OpCode.DELETE_DIR if ft.kind == "directory" else OpCode.DELETE
+    out.keys.append((delete_us[dels] << RANK_BITS) | RANK[remove])
+    out.metas.append(np.full(dels.size, _meta(ft, remove), dtype=np.uint32))
     out.targets.append((dels + first_id).astype(target_dtype))
-    return delete_us
+    delete_us[gone] = last_abs[gone]
+    return delete_us, last_abs
+
+
+def _label_parts(
+    chain: ChainLaw, parts: list[tuple[I64, I64]], n: int, rng: np.random.Generator
+) -> tuple[NDArray[np.uint8], NDArray[np.bool_]]:
+    """Label the span-driven path's accesses by the chain (their gaps stay F_j's): ``parts`` is
+    replaced by one part in object-major order; returns its op codes and, per object, whether its
+    last access deleted it."""
+    f_rel = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, dtype=np.int64)
+    rel = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, dtype=np.int64)
+    order = np.lexsort((rel, f_rel))
+    f_rel, rel = f_rel[order], rel[order]
+    parts.clear()
+    parts.append((f_rel, rel))
+    counts = np.bincount(f_rel, minlength=n).astype(np.int64)
+    ops = chain.labels(chain.states(counts, rng), counts)
+    return ops, chain.ends_deleted(ops, counts, counts)
+
+
+def _chain_counted_streams(
+    laws: Laws,
+    chain: ChainLaw,
+    popularity: Distribution,
+    first: I64,
+    window_us: int,
+    rng: np.random.Generator,
+) -> tuple[I64, I64, NDArray[np.uint8], I64, NDArray[np.bool_], NDArray[np.bool_]]:
+    """``_counted_streams`` for a type with a command chain: N accesses per object, labelled by
+    the chain, and each gap drawn from its transition's law (``gaps["a>b"]``) or F_j (a
+    semi-Markov process). Object-major order. Returns (object index per access, offset, op code
+    per access, last kept offset per object, whether the window cut the object's accesses,
+    whether its last kept access deleted it)."""
+    n = first.size
+    counts = np.maximum(np.rint(popularity.sample(rng, n)), 1).astype(np.int64)
+    states = chain.states(counts, rng)
+    ops = chain.labels(states, counts)
+    which, at = chain.transition_law(states, counts)
+    gaps = np.empty(at.size, dtype=np.int64)
+    for i, sampler in enumerate(laws.gap_samplers):
+        sel = np.flatnonzero(which == i)
+        gaps[sel] = sampler.draw(rng, sel.size)
+    rest = np.flatnonzero(which < 0)
+    gaps[rest] = laws.access.draw(rng, rest.size)
+    step = np.zeros(states.size, dtype=np.int64)
+    step[at] = gaps
+    offsets = np.cumsum(step)
+    start = np.cumsum(counts) - counts
+    f_rel = np.repeat(np.arange(n, dtype=np.int64), counts)
+    offsets -= np.repeat(offsets[start], counts)
+    keep = first[f_rel] + offsets < window_us
+    kept = np.bincount(f_rel[keep], minlength=n).astype(np.int64)
+    cut = kept < counts
+    ended = chain.ends_deleted(ops, counts, kept)
+    last_rel = np.zeros(n, dtype=np.int64)
+    has = kept > 0
+    last_rel[has] = offsets[start[has] + kept[has] - 1]
+    return f_rel[keep], offsets[keep], ops[keep], last_rel, cut, ended
 
 
 def _closing_streams(

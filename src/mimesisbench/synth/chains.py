@@ -1,0 +1,138 @@
+"""Which command each access of a format-2 type is: its ``CommandChain`` (a first-order Markov
+chain), sampled for many objects at once, and the per-transition gap laws (semi-Markov).
+
+Accesses are handled in *object-major* order: the accesses of one object are contiguous and in
+time order, ``counts[i]`` of them for object ``i``. The chain is walked one step index at a
+time over the objects that still have accesses at that step (the objects sorted by decreasing
+count, so they are a shrinking prefix): one vectorised draw per step, nothing per event.
+
+Op codes come from ``opcode_for(cmd, kind)`` (an access is never the event that made the
+object: ``create`` is CREATE_OVERWRITE, ``mkdirs`` MKDIRS_EXISTING). Two fix-ups keep a stream
+replayable: an access after a mid-stream ``delete`` re-creates the object (CREATE_OVERWRITE on a
+file, MKDIRS_EXISTING on a directory) unless it already does; an object whose last access in the window is
+a ``delete`` is gone (``ends_deleted``: no lifecycle deletion follows).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mimesisbench.errors import ScheduleError
+from mimesisbench.profile.schema import FileType
+from mimesisbench.schedule.format import OpCode, opcode_for
+
+I64 = NDArray[np.int64]
+#: the op an access after a mid-stream delete becomes, per kind
+RECREATE = {"file": OpCode.CREATE_OVERWRITE, "directory": OpCode.MKDIRS_EXISTING}
+REMOVE = {"file": OpCode.DELETE, "directory": OpCode.DELETE_DIR}
+
+
+class ChainLaw:
+    """A type's command chain, ready to sample (op codes per state, row CDFs laid end to end)."""
+
+    def __init__(self, ft: FileType) -> None:
+        chain = ft.commands
+        if chain is None:
+            raise ValueError("ChainLaw needs a type with commands")
+        self.kind = ft.kind
+        k = len(chain.commands)
+        self.k = k
+        ops = []
+        for cmd in chain.commands:
+            op = opcode_for(cmd, ft.kind)
+            if op is None:
+                raise ScheduleError(
+                    f"type {ft.id}: command {cmd!r} on a {ft.kind} cannot be held by a schedule; "
+                    "leave it out of the type's commands"
+                )
+            ops.append(int(op))
+        self.ops = np.array(ops, dtype=np.uint8)
+        first = np.cumsum(np.asarray(chain.first, dtype=np.float64))
+        first[-1] = 1.0
+        self._first = first
+        rows = np.cumsum(np.asarray(chain.next, dtype=np.float64), axis=1)
+        rows[:, -1] = 1.0
+        # row i's CDF shifted by i: one sorted array, one searchsorted per step for every object
+        self._rows = (rows + np.arange(k, dtype=np.float64)[:, None]).ravel()
+        index = {c: i for i, c in enumerate(chain.commands)}
+        self.gap_keys: list[tuple[int, int]] = []
+        self.gap_laws = []
+        for key, dist in sorted(chain.gaps.items()):
+            a, _, b = key.partition(">")
+            self.gap_keys.append((index[a], index[b]))
+            self.gap_laws.append(dist)
+
+    def states(self, counts: I64, rng: np.random.Generator) -> NDArray[np.int16]:
+        """Chain states of ``counts[i]`` accesses per object, object-major."""
+        counts = np.asarray(counts, dtype=np.int64)
+        total = int(counts.sum())
+        out = np.empty(total, dtype=np.int16)
+        if total == 0:
+            return out
+        start = np.cumsum(counts) - counts
+        order = np.argsort(-counts, kind="stable")
+        desc = counts[order]
+        pos = start[order]
+        m = int(np.count_nonzero(desc > 0))
+        out[pos[:m]] = np.minimum(np.searchsorted(self._first, rng.random(m), side="right"), self.k - 1)
+        neg = -desc  # ascending: objects with more than s accesses are a prefix
+        step = 1
+        while True:
+            m = int(np.searchsorted(neg, -step, side="left"))
+            if m == 0:
+                break
+            idx = pos[:m] + step
+            prev = out[idx - 1].astype(np.int64)
+            at = np.searchsorted(self._rows, prev + rng.random(m), side="right") - prev * self.k
+            out[idx] = np.clip(at, 0, self.k - 1)
+            step += 1
+        return out
+
+    def labels(self, states: NDArray[np.int16], counts: I64) -> NDArray[np.uint8]:
+        """Op codes of object-major states, with the re-create fix-up (module docstring)."""
+        ops = self.ops[states]
+        counts = np.asarray(counts, dtype=np.int64)
+        ends = np.cumsum(counts)
+        last = np.zeros(ops.size, dtype=bool)
+        last[ends[counts > 0] - 1] = True
+        remove, recreate = REMOVE[self.kind], RECREATE[self.kind]
+        deletes = np.flatnonzero((ops == remove) & ~last)
+        if deletes.size:
+            after = deletes + 1
+            after = after[ops[after] != recreate]
+            ops[after] = recreate
+        return ops
+
+    def ends_deleted(self, ops: NDArray[np.uint8], counts: I64, kept: I64) -> NDArray[np.bool_]:
+        """Per object: whether the last of its ``kept`` first accesses (of ``counts``, object-major
+        ``ops``) deletes it, so that it is gone afterwards."""
+        start = np.cumsum(counts) - counts
+        out = np.zeros(counts.size, dtype=bool)
+        has = np.flatnonzero(kept > 0)
+        out[has] = ops[start[has] + kept[has] - 1] == REMOVE[self.kind]
+        return out
+
+    def transition_law(self, states: NDArray[np.int16], counts: I64) -> tuple[NDArray[np.int64], I64]:
+        """For each gap (object-major, one per access but the first of each object): the index
+        of its transition's law in ``gap_laws``, -1 for F_j; and the access index each gap ends at."""
+        counts = np.asarray(counts, dtype=np.int64)
+        not_first = np.ones(states.size, dtype=bool)
+        starts = (np.cumsum(counts) - counts)[counts > 0]
+        not_first[starts] = False
+        at = np.flatnonzero(not_first)
+        which = np.full(at.size, -1, dtype=np.int64)
+        if self.gap_keys:
+            table = np.full(self.k * self.k, -1, dtype=np.int64)
+            for i, (a, b) in enumerate(self.gap_keys):
+                table[a * self.k + b] = i
+            which = table[states[at - 1].astype(np.int64) * self.k + states[at]]
+        return which, at
+
+
+def volatile(ft: FileType) -> bool:
+    """A directory type whose objects are renamed or deleted (its pre-existing objects are extra
+    empty directories, never the tree's)."""
+    chain = ft.commands
+    moved = chain is not None and any(c in ("rename", "delete") for c in chain.commands)
+    return moved or ft.delete_share > 0

@@ -286,7 +286,9 @@ def _check_files(root: Path, files: pl.DataFrame, dirs: pl.DataFrame) -> pl.Data
     return files
 
 
-def _check_events(root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
+def _check_events(
+    root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: pl.DataFrame, pathless: int = 0
+) -> pl.DataFrame:
     where = EVENTS
     if events.height == 0:
         return events
@@ -304,18 +306,20 @@ def _check_events(root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: p
         raise _fail(root, f"{where} column seq", "a seq is repeated")
     target = events.get_column("target").to_numpy()
     on_dir = np.isin(op, [int(o) for o in OpCode if o.on_directory])
-    limit = np.where(on_dir, dirs.height, files.height)
+    pathless_op = op == OpCode.NAMENODE  # target: an index into the manifest's pathless_commands
+    limit = np.where(on_dir, dirs.height, np.where(pathless_op, pathless, files.height))
     outside = (target < 0) | (target >= limit)
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
-        kind = "directory" if on_dir[k] else "file"
+        kind = "directory" if on_dir[k] else "pathless command" if pathless_op[k] else "file"
+        listed = DIRECTORIES if on_dir[k] else f"{MANIFEST} pathless_commands" if pathless_op[k] else FILES
         raise _fail(
             root, f"{where} column target",
             f"event seq {events.get_column('seq')[k]} ({OpCode(int(op[k])).label}) names {kind} {int(target[k])}, "
-            f"not listed in {DIRECTORIES if on_dir[k] else FILES}",
+            f"not listed in {listed}",
         )
     etype = events.get_column("type").to_numpy()
-    on_file = ~on_dir
+    on_file = ~on_dir & ~pathless_op
     if on_file.any():
         ftype = files.get_column("type").to_numpy()
         wrong = np.flatnonzero(on_file & (etype != ftype[np.where(on_file, target, 0)]))
@@ -336,7 +340,10 @@ def read_schedule(path: str | Path) -> Schedule:
     manifest = read_manifest(p)
     dirs = _check_directories(p, _read_table(p, DIRECTORIES))
     files = _check_files(p, _read_table(p, FILES), dirs)
-    events = _check_events(p, _read_table(p, EVENTS), dirs, files)
+    pathless = manifest.get("pathless_commands", [])
+    if not isinstance(pathless, list) or not all(isinstance(c, str) for c in pathless):
+        raise _fail(p, f"{MANIFEST} key pathless_commands", "expected a list of command names")
+    events = _check_events(p, _read_table(p, EVENTS), dirs, files, len(pathless))
     return Schedule(root=p, manifest=manifest, directories=dirs, files=files, events=events)
 
 

@@ -15,6 +15,8 @@ a ``delete`` is gone (``ends_deleted``: no lifecycle deletion follows).
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -24,8 +26,8 @@ from mimesisbench.schedule.format import OpCode, opcode_for
 
 I64 = NDArray[np.int64]
 #: the op an access after a mid-stream delete becomes, per kind
-RECREATE = {"file": OpCode.CREATE_OVERWRITE, "directory": OpCode.MKDIRS_EXISTING}
-REMOVE = {"file": OpCode.DELETE, "directory": OpCode.DELETE_DIR}
+RECREATE = MappingProxyType({"file": OpCode.CREATE_OVERWRITE, "directory": OpCode.MKDIRS_EXISTING})
+REMOVE = MappingProxyType({"file": OpCode.DELETE, "directory": OpCode.DELETE_DIR})
 
 
 class ChainLaw:

@@ -6,6 +6,12 @@ the pre-existing directories and files; then every event must be valid at its ti
 exists (or, for creations, does not exist and its parent does), times do not go backwards,
 ``seq`` increases and nothing lies past the window. Meant for tests and debugging (one Python
 step per event), not for Yahoo-scale schedules.
+
+Format 2's operations: every access of a file or directory (getfileinfo, contentSummary,
+setPermission, ...) needs its object; CREATE_OVERWRITE needs the parent and (re)creates the
+file; MKDIRS_EXISTING needs the parent (re)makes the directory; DELETE_DIR removes a directory
+and everything under it; NAMENODE (no path) needs its target to index the manifest's
+``pathless_commands``.
 """
 
 from __future__ import annotations
@@ -44,8 +50,12 @@ class _Model:
     live_files: set[str]
     children: dict[str, int]
 
+    pathless: int = 0
+
     def apply(self, op: OpCode, ty: int, target: int, gen: int) -> str | None:
         """Apply one event; the reason it is invalid, or None when it is valid."""
+        if op == OpCode.NAMENODE:
+            return None if 0 <= target < self.pathless else "not an index into pathless_commands"
         if op.on_directory:
             return self._apply_dir(op, target, gen)
         return self._apply_file(op, ty, target, gen)
@@ -55,7 +65,21 @@ class _Model:
         if not 0 <= target < len(dir_path):
             return "unknown directory id"
         path = dir_rename_name(dir_path[target], dir_gen[target])
-        if op == OpCode.LIST_DIR:
+        if gen != dir_gen[target]:
+            return f"generation {gen}, but the directory is at generation {dir_gen[target]}"
+        parent = dir_path[self.dir_parent[target]] if target else ""
+        if op == OpCode.MKDIRS_EXISTING:
+            if target and parent not in live_dirs:
+                return f"parent {parent} does not exist"
+            if path not in live_dirs:
+                live_dirs.add(path)
+                children[parent] = children.get(parent, 0) + 1
+        elif op == OpCode.DELETE_DIR:
+            if path not in live_dirs:
+                return f"directory {path} does not exist"
+            self._remove_tree(path)
+            children[parent] -= 1
+        elif op != OpCode.MKDIRS and op != OpCode.RENAME_DIR:
             if path not in live_dirs:
                 return f"directory {path} does not exist"
         elif op == OpCode.MKDIRS:
@@ -69,8 +93,6 @@ class _Model:
             live_dirs.add(path)
             children[parent] = children.get(parent, 0) + 1
         else:  # RENAME_DIR
-            if gen != dir_gen[target]:
-                return f"generation {gen}, but the directory is at generation {dir_gen[target]}"
             new = dir_rename_name(dir_path[target], gen + 1)
             if path not in live_dirs:
                 return f"directory {path} does not exist"
@@ -82,6 +104,15 @@ class _Model:
             live_dirs.add(new)
             dir_gen[target] += 1
         return None
+
+    def _remove_tree(self, path: str) -> None:
+        """A recursive delete: the directory, its subdirectories and their files."""
+        prefix = path + "/"
+        for d in [d for d in self.live_dirs if d == path or d.startswith(prefix)]:
+            self.live_dirs.discard(d)
+            self.children.pop(d, None)
+        for f in [f for f in self.live_files if f.startswith(prefix)]:
+            self.live_files.discard(f)
 
     def _apply_file(self, op: OpCode, ty: int, target: int, gen: int) -> str | None:
         f_type, live_files, children = self.f_type, self.live_files, self.children
@@ -100,9 +131,12 @@ class _Model:
                 return f"file {path} exists already"
             live_files.add(path)
             children[parent] = children.get(parent, 0) + 1
-        elif op in (OpCode.OPEN, OpCode.LIST_FILE, OpCode.GETFILEINFO):
+        elif op == OpCode.CREATE_OVERWRITE:
+            if parent not in self.live_dirs:
+                return f"directory {parent} does not exist"
             if path not in live_files:
-                return f"file {path} does not exist"
+                live_files.add(path)
+                children[parent] = children.get(parent, 0) + 1
         elif op == OpCode.DELETE:
             if path not in live_files:
                 return f"file {path} does not exist"
@@ -116,6 +150,8 @@ class _Model:
                 return f"rename destination {new} exists"
             live_files.discard(path)
             live_files.add(new)
+        elif path not in live_files:  # every other operation reads or changes the file in place
+            return f"file {path} does not exist"
         return None
 
 
@@ -142,8 +178,19 @@ def check_schedule(schedule: Schedule | str | Path) -> CheckResult:
         if pre:
             live_files.add(_join(dir_path[d], file_name(fid, ty, 0)))
             children[dir_path[d]] = children.get(dir_path[d], 0) + 1
+    pathless = tables.manifest.get("pathless_commands", [])
     model = _Model(
-        dir_path, dir_parent, dir_pre, [0] * len(dir_path), f_type, f_dir, f_pre, live_dirs, live_files, children
+        dir_path,
+        dir_parent,
+        dir_pre,
+        [0] * len(dir_path),
+        f_type,
+        f_dir,
+        f_pre,
+        live_dirs,
+        live_files,
+        children,
+        len(pathless) if isinstance(pathless, list) else 0,
     )
 
     window_us = int(tables.manifest.get("window_ms", 0)) * 1000

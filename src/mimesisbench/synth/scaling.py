@@ -13,6 +13,11 @@ Each function returns a new, validated ``WorkloadProfile`` and never modifies it
 * ``scale_span(p, s)``: the active spans H times ``s`` (a type's ``access_gap_sampling`` table,
   calibrated for the unscaled spans, is dropped: F_j is sampled again);
 * ``isolate(p, ids)``: only the chosen types; weights renormalised, ``n`` times their weight.
+
+Directory types (format 2) scale alike: their weights are shares of ``created_directories``,
+which ``scale_files`` scales with the files (and the pathless commands' counts with them);
+``scale_type`` of a directory type scales the created directories; ``scale_time`` scales the
+chains' per-transition gap laws and the pathless commands' interarrivals too.
 """
 
 from __future__ import annotations
@@ -62,12 +67,17 @@ def _known_ids(profile: WorkloadProfile, ids: Iterable[int], option: str) -> lis
 
 
 def scale_files(profile: WorkloadProfile, x: float) -> WorkloadProfile:
-    """``n`` and every type's pre-existing files multiplied by ``x`` (> 0)."""
+    """``n``, the created directories, every type's pre-existing objects and every pathless
+    command's count multiplied by ``x`` (> 0)."""
     x = _positive(x, "--scale-files")
     data = profile.model_dump()
     data["total_creates"] = int(round(profile.total_creates * x))
+    if profile.created_directories:
+        data["created_directories"] = int(round(profile.created_directories * x))
     for t in data["types"]:
         t["pre_existing"] = int(round(t["pre_existing"] * x))
+    for pc in data.get("pathless", []):
+        pc["count"] = int(round(pc["count"] * x))
     return _rebuild(profile, data, f"scale_files x{x:g}", "--scale-files")
 
 
@@ -75,18 +85,22 @@ def scale_type(profile: WorkloadProfile, type_id: int, x: float) -> WorkloadProf
     """The number of files of type ``type_id`` multiplied by ``x`` (> 0), equations (1)-(3)."""
     x = _positive(x, "--scale-type")
     _known_ids(profile, [type_id], "--scale-type")
-    n = float(profile.total_creates)
     target = profile.type_by_id(type_id)
+    # a directory type's weight is a share of the created directories: they scale instead of n
+    count_key = "created_directories" if target.kind == "directory" else "total_creates"
+    n = float(getattr(profile, count_key))
     n_new = n + (x - 1.0) * target.weight * n
     data = profile.model_dump()
     if n_new > 0:
         for t in data["types"]:
+            if t.get("kind", "file") != target.kind:
+                continue
             factor = x if t["id"] == type_id else 1.0
             t["weight"] = factor * t["weight"] * n / n_new
     for t in data["types"]:
         if t["id"] == type_id:
             t["pre_existing"] = int(round(t["pre_existing"] * x))
-    data["total_creates"] = int(round(n_new))
+    data[count_key] = int(round(n_new))
     return _rebuild(profile, data, f"scale_type {type_id} x{x:g}", "--scale-type")
 
 
@@ -105,6 +119,11 @@ def scale_time(profile: WorkloadProfile, c: float) -> WorkloadProfile:
                 t[key] = _scaled(dist, c, "--time-scale")
         if ft.access_gap_sampling is not None:  # F and H scale alike: the calibration holds
             t["access_gap_sampling"]["distribution"] = _scaled(ft.access_gap_sampling.distribution, c, "--time-scale")
+        if ft.commands is not None:  # the chain's per-transition gap laws are interarrivals too
+            t["commands"]["gaps"] = {k: _scaled(d, c, "--time-scale") for k, d in ft.commands.gaps.items()}
+    for pc, src in zip(data.get("pathless", []), profile.pathless):
+        if src.interarrival is not None:
+            pc["interarrival"] = _scaled(src.interarrival, c, "--time-scale")
     data["window_ms"] = max(1, int(round(profile.window_ms * c)))
     return _rebuild(profile, data, f"scale_time x{c:g}", "--time-scale")
 
@@ -127,16 +146,13 @@ def isolate(profile: WorkloadProfile, type_ids: Iterable[int]) -> WorkloadProfil
     wanted = set(_known_ids(profile, type_ids, "--types"))
     if not wanted:
         raise ConfigError("--types: no type chosen")
-    kept = [t for t in profile.types if t.id in wanted]
-    total = sum(t.weight for t in kept)
     data = profile.model_dump()
     data["types"] = [t for t in data["types"] if t["id"] in wanted]
-    if total > 0:
-        for t in data["types"]:
-            t["weight"] = t["weight"] / total
-        data["total_creates"] = int(round(profile.total_creates * total))
-    else:
-        for t in data["types"]:
-            t["weight"] = 0.0
-        data["total_creates"] = 0
+    # file types' weights are shares of n, directory types' of the created directories
+    for kind, count_key in (("file", "total_creates"), ("directory", "created_directories")):
+        kept = [t for t in data["types"] if t.get("kind", "file") == kind]
+        total = sum(t["weight"] for t in kept)
+        for t in kept:
+            t["weight"] = t["weight"] / total if total > 0 else 0.0
+        data[count_key] = int(round(getattr(profile, count_key) * total)) if total > 0 else 0
     return _rebuild(profile, data, f"isolate {sorted(wanted)}", "--types")

@@ -1,8 +1,10 @@
 """Schedule generation: from a profile, options and a seed to an in-memory ``GeneratedSchedule``.
 
 Random streams: one ``numpy.random.SeedSequence(seed)`` family, children addressed by spawn key:
-``(0,)`` the namespace, ``(1,)`` the shared operations, ``(2, type_id)`` each file type (so a
-type's stream does not depend on which other types are present).
+``(0,)`` the namespace, ``(1,)`` the shared operations, ``(2, type_id)`` each type (so a type's
+stream does not depend on which other types are present), ``(3, type_id)`` where a directory
+type's objects are, ``(4, i)`` the i-th pathless command, ``(5, type_id)`` which created files
+of a type go into created directories (``synth.directories``).
 
 File ids are dense and grouped by type, in the profile's type order: a type's pre-existing files
 first, then its created files in creation order. Events are sorted once, by an int64 key
@@ -35,8 +37,14 @@ from mimesisbench.synth.namespace import (
     synthetic_tree,
 )
 from mimesisbench.synth.options import GenerateOptions, effective_profile, window_ms
-from mimesisbench.synth.shared_ops import file_generations, shared_operations
-from mimesisbench.synth.streams import RANK, RANK_BITS, creation_times, type_events
+from mimesisbench.synth.directories import (
+    created_dir_lives,
+    directory_objects,
+    pathless_events,
+    place_in_new_dirs,
+)
+from mimesisbench.synth.shared_ops import dir_generations, file_generations, shared_operations, target_kinds
+from mimesisbench.synth.streams import NEVER, RANK, RANK_BITS, creation_times, type_events
 
 I64 = NDArray[np.int64]
 _S = TypeVar("_S", bound=np.generic)
@@ -65,6 +73,7 @@ class GeneratedSchedule:
     target: NDArray[np.integer]
     notes: list[str] = field(default_factory=list)
     tree_directories: int = 0  # directories of the tree before pruning (``GenerateOptions.prunes_namespace``)
+    pathless_commands: list[str] = field(default_factory=list)  # NAMENODE events' targets index this
 
     @property
     def events(self) -> int:
@@ -109,10 +118,10 @@ def _rng(seed: int, *key: int) -> np.random.Generator:
 
 
 def type_shares(profile: WorkloadProfile) -> dict[int, float]:
-    """Each type's share of the tree: its weight; a type without creates gets its share of all files."""
+    """Each file type's share of the tree: its weight; a type without creates gets its share of all files."""
     everything = profile.total_creates + profile.pre_existing_total
     shares: dict[int, float] = {}
-    for t in profile.types:
+    for t in profile.file_types:
         if t.weight > 0:
             shares[t.id] = t.weight
         elif t.pre_existing > 0 and everything > 0:
@@ -159,11 +168,12 @@ def generate_schedule(
     ns = build_namespace(eff, options.flat, tree, rng_ns)
     pre_dirs = ns.size
     type_rngs = {t.id: _rng(seed, 2, t.id) for t in eff.types}
+    file_types = eff.file_types
 
     created = [
-        creation_times(t, int(round(t.weight * eff.total_creates)), window_us, type_rngs[t.id]) for t in eff.types
+        creation_times(t, int(round(t.weight * eff.total_creates)), window_us, type_rngs[t.id]) for t in file_types
     ]
-    sizes = np.array([t.pre_existing + c.size for t, c in zip(eff.types, created)], dtype=np.int64)
+    sizes = np.array([t.pre_existing + c.size for t, c in zip(file_types, created)], dtype=np.int64)
     firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     n_files = int(sizes.sum())
     target_dtype: type[np.signedinteger[Any]] = np.int32 if n_files < np.iinfo(np.int32).max else np.int64
@@ -171,7 +181,7 @@ def generate_schedule(
     depths, shares = depth_shares(eff.namespace, ns)
     dir_index = DirIndex(ns)
     file_dir = np.empty(n_files, dtype=np.int32)
-    file_type = np.repeat(np.array([t.id for t in eff.types], dtype=np.int16), sizes)
+    file_type = np.repeat(np.array([t.id for t in file_types], dtype=np.int16), sizes)
     file_pre = np.zeros(n_files, dtype=bool)
     mix = eff.op_mix
     need_lifetimes = any(
@@ -189,13 +199,21 @@ def generate_schedule(
     keys: list[I64] = []
     metas: list[NDArray[np.uint32]] = []
     targets: list[NDArray[np.integer]] = []
-    for t, made, first in zip(eff.types, created, firsts.tolist()):
+    in_new_dirs: list[tuple[float, I64, I64, I64]] = []  # (share, file ids, made, last event)
+    for t, made, first in zip(file_types, created, firsts.tolist()):
         count = t.pre_existing + made.size
         lo, hi = first, first + count
         file_dir[lo:hi] = place_files(dir_index, t.id, count, depths, shares, rng_ns)
         file_pre[lo : lo + t.pre_existing] = True
         origin = np.concatenate([np.zeros(t.pre_existing, dtype=np.int64), made])
-        ev = type_events(t, origin, made.size, first, window_us, type_rngs[t.id], target_dtype, options.balance_gaps)
+        new_dirs = t.new_dir_share > 0 and made.size > 0 and eff.created_directories > 0
+        ev = type_events(
+            t, origin, made.size, first, window_us, type_rngs[t.id], target_dtype, options.balance_gaps, new_dirs
+        )
+        if new_dirs and ev.last_us is not None:
+            dele = ev.delete_us[t.pre_existing :]
+            last = np.maximum(ev.last_us[t.pre_existing :], np.where(dele == NEVER, -1, dele))
+            in_new_dirs.append((t.new_dir_share, np.arange(hi - made.size, hi, dtype=np.int64), made, last))
         if need_lifetimes:
             file_create[lo:hi] = origin
             file_create[lo : lo + t.pre_existing] = -1
@@ -214,6 +232,43 @@ def generate_schedule(
         file_dir = new_id[file_dir]
         pre_dirs = ns.size
 
+    tree_size = ns.size
+    dirs = directory_objects(
+        eff.directory_types,
+        eff.created_directories,
+        tree_size,
+        window_us,
+        type_rngs,
+        {t.id: _rng(seed, 3, t.id) for t in eff.directory_types},
+        options.balance_gaps,
+    )
+    pre_dirs = tree_size + dirs.extras
+    first_made = pre_dirs
+    extra_parent, extra_type = dirs.new_parents()
+    if in_new_dirs:
+        made_us = np.concatenate(dirs.made_us) if dirs.made_us else np.empty(0, dtype=np.int64)
+        d_key = np.concatenate(dirs.keys) if dirs.keys else np.empty(0, dtype=np.int64)
+        d_op = (np.concatenate(dirs.metas) & 0xFF).astype(np.uint8) if dirs.metas else np.empty(0, np.uint8)
+        d_target = np.concatenate(dirs.targets) if dirs.targets else np.empty(0, dtype=np.int64)
+        end, renamed = created_dir_lives(d_key, d_op, d_target, first_made, dirs.created)
+        for share, ids, made, last in in_new_dirs:
+            placed, where = place_in_new_dirs(
+                made, last, share, made_us, end, ~renamed, _rng(seed, 5, int(file_type[ids[0]]))
+            )
+            file_dir[ids[placed]] = first_made + where
+        del d_key, d_op, d_target
+    keys.extend(dirs.keys)
+    metas.extend(dirs.metas)
+    targets.extend(tg.astype(target_dtype) for tg in dirs.targets)
+    first_shared_dir = first_made + dirs.created
+    if eff.pathless:
+        p_key, p_meta, p_target = pathless_events(
+            eff.pathless, window_us, [_rng(seed, 4, i) for i in range(len(eff.pathless))]
+        )
+        keys.append(p_key)
+        metas.append(p_meta)
+        targets.append(p_target.astype(target_dtype))
+
     new_dir_parent = np.empty(0, dtype=np.int32)
     if need_lifetimes:
         # shared operations are drawn before the one concatenation (no second full copy)
@@ -225,9 +280,10 @@ def generate_schedule(
             file_delete_us=file_delete,
             file_dir=file_dir,
             file_type=file_type,
-            pre_dirs=pre_dirs,
+            pre_dirs=tree_size,
             window_us=window_us,
             rng=_rng(seed, 1),
+            first_new_dir=first_shared_dir,
         )
         del file_create, file_delete
         keys.append((shared.time << RANK_BITS) | RANK[shared.op])
@@ -241,11 +297,16 @@ def generate_schedule(
     key = _pop_concat(keys, np.int64)
     meta = _pop_concat(metas, np.uint32)
     target = _pop_concat(targets, target_dtype)
-    if need_lifetimes:
+    chains = any(t.commands is not None for t in eff.types)
+    if need_lifetimes or chains:
         op = (meta & 0xFF).astype(np.uint8)
         generation = file_generations(key, op, target)
         meta |= generation.astype(np.uint32) << 8
-        del op, generation, shared, shared_meta
+        if eff.directory_types:
+            on_dir = target_kinds()[op] == 1
+            generation = dir_generations(key, op, target)
+            meta[on_dir] = (meta[on_dir] & np.uint32(0xFFFF00FF)) | (generation[on_dir].astype(np.uint32) << 8)
+        del op, generation
 
     key, order = _sorted_keys(key)
     meta = np.take(meta, order)
@@ -257,7 +318,7 @@ def generate_schedule(
     else:
         key >>= RANK_BITS
         out_window = win_ms
-    namespace = _with_new_dirs(ns, new_dir_parent)
+    namespace = _with_new_dirs(ns, np.concatenate([extra_parent, new_dir_parent.astype(np.int32)]), extra_type)
     return GeneratedSchedule(
         profile=eff,
         options=options,
@@ -272,6 +333,7 @@ def generate_schedule(
         meta=meta,
         target=target,
         tree_directories=tree_dirs,
+        pathless_commands=[p.command for p in eff.pathless],
     )
 
 
@@ -380,9 +442,14 @@ def _sort_unique(key: I64) -> I64:
     return out
 
 
-def _with_new_dirs(ns: Namespace, parents: NDArray[np.int32]) -> Namespace:
+def _with_new_dirs(ns: Namespace, parents: NDArray[np.int32], types: NDArray[np.int16] | None = None) -> Namespace:
+    """The tree plus directories ``/m<id>`` under ``parents``; their type is ``types`` (the
+    directory type) where given, else their parent's."""
     if parents.size == 0:
         return ns
+    dtype = ns.dtype[parents].astype(np.int16)
+    if types is not None and types.size:
+        dtype[: types.size] = types
     first = ns.size
     ids = np.arange(first, first + parents.size, dtype=np.int64)
     parent_paths = ns.paths.gather(parents.astype(np.int64))
@@ -394,6 +461,6 @@ def _with_new_dirs(ns: Namespace, parents: NDArray[np.int32]) -> Namespace:
     return Namespace(
         parent=np.concatenate([ns.parent, parents.astype(np.int32)]),
         depth=np.concatenate([ns.depth, (ns.depth[parents] + 1).astype(np.int16)]),
-        dtype=np.concatenate([ns.dtype, ns.dtype[parents]]),
+        dtype=np.concatenate([ns.dtype, dtype]),
         paths=pl.concat([ns.paths, new_paths.rename("path")]),
     )

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.profile.schema import OpMix
-from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.format import COMMANDS, OpCode
 
 I64 = NDArray[np.int64]
 #: rounds of redrawing a rename target that is not live at the rename's time
@@ -89,8 +89,12 @@ def shared_operations(
     pre_dirs: int,
     window_us: int,
     rng: np.random.Generator,
+    first_new_dir: int | None = None,
 ) -> SharedOps:
+    """The shared operations; MKDIRS directories go under one of the first ``pre_dirs``
+    directories (the tree) and get ids from ``first_new_dir`` (``pre_dirs`` when None)."""
     creates, n_acc = int(create_us.size), accesses.count
+    base = pre_dirs if first_new_dir is None else first_new_dir
     times: list[I64] = []
     ops: list[NDArray[np.uint8]] = []
     types: list[NDArray[np.int16]] = []
@@ -108,7 +112,7 @@ def shared_operations(
     n_mk = _count(mix.mkdirs_per_create, creates)
     mk_time = np.sort(_times_like_creates(create_us, n_mk, window_us, rng))
     mk_parent = rng.integers(0, pre_dirs, size=n_mk).astype(np.int32)
-    add(mk_time, OpCode.MKDIRS, None, np.arange(pre_dirs, pre_dirs + n_mk, dtype=np.int64))
+    add(mk_time, OpCode.MKDIRS, None, np.arange(base, base + n_mk, dtype=np.int64))
 
     # RENAME_DIR
     n_rd = _count(mix.dir_renames_per_create, creates) if n_mk else 0
@@ -117,7 +121,7 @@ def shared_operations(
         avail = np.searchsorted(mk_time, rd_time, side="right")
         ok = avail > 0
         pick = np.floor(rng.random(n_rd) * avail).astype(np.int64)
-        rd_target, rd_time, rank = _dedupe(pre_dirs + pick[ok], rd_time[ok])
+        rd_target, rd_time, rank = _dedupe(base + pick[ok], rd_time[ok])
         keep = rank < MAX_GENERATION
         add(rd_time[keep], OpCode.RENAME_DIR, None, rd_target[keep], rank[keep].astype(np.uint8))
 
@@ -160,18 +164,36 @@ def shared_operations(
     )
 
 
+def target_kinds() -> NDArray[np.uint8]:
+    """Per op code: what its target is (0 a file, 1 a directory, 2 neither: NAMENODE)."""
+    codes = {"file": 0, "directory": 1, "none": 2}
+    out = np.full(max(OpCode) + 1, 2, dtype=np.uint8)
+    for op in OpCode:
+        out[op] = codes[COMMANDS[op].target]
+    return out
+
+
 def file_generations(key: I64, op: NDArray[np.uint8], target: NDArray[np.integer]) -> NDArray[np.uint8]:
     """Each file event's rename generation: the renames of its file ordered before it.
 
     ``key`` orders events (time and causal rank); only events of renamed files are touched.
     """
+    return _generations(key, op, target, OpCode.RENAME_FILE, 0)
+
+
+def dir_generations(key: I64, op: NDArray[np.uint8], target: NDArray[np.integer]) -> NDArray[np.uint8]:
+    """Each directory event's rename generation (``file_generations`` for directories); 0 on
+    the other events."""
+    return _generations(key, op, target, OpCode.RENAME_DIR, 1)
+
+
+def _generations(key: I64, op: NDArray[np.uint8], target: NDArray[np.integer], rename: OpCode, kind: int) -> NDArray[np.uint8]:
     gen = np.zeros(op.size, dtype=np.uint8)
-    is_rename = op == OpCode.RENAME_FILE
+    is_rename = op == rename
     if not np.any(is_rename):
         return gen
     renamed = np.unique(target[is_rename])
-    file_op = ~np.isin(op, [OpCode.MKDIRS, OpCode.RENAME_DIR, OpCode.LIST_DIR])
-    sub = np.flatnonzero(file_op & np.isin(target, renamed))
+    sub = np.flatnonzero((target_kinds()[op] == kind) & np.isin(target, renamed))
     s_target = target[sub]
     s_key = key[sub]
     s_ren = is_rename[sub]

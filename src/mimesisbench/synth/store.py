@@ -106,6 +106,7 @@ def manifest_for(s: GeneratedSchedule, *, profile_hash: str, seed_source: str) -
             "tree_directories": int(s.tree_directories or s.pre_dirs),
             "pre_existing_directories": s.pre_dirs,
         },
+        "pathless_commands": list(s.pathless_commands),
         "notes": list(s.notes),
         "tool_version": __version__,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

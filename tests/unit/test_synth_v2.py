@@ -1,0 +1,247 @@
+"""Generation of format-2 profiles: command chains, directory types, files in created
+directories and pathless commands (hand-made profiles: the fitter is tested elsewhere)."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from test_synth_helpers import exp_dist, make_profile
+
+from mimesisbench.profile.distribution import Distribution
+from mimesisbench.profile.schema import (
+    CommandChain,
+    FileType,
+    NamespaceShape,
+    OpMix,
+    PathlessCommand,
+    ProfileSource,
+    WorkloadProfile,
+)
+from mimesisbench.schedule import read_schedule
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.check import check_schedule
+from mimesisbench.synth.options import GenerateOptions
+from mimesisbench.synth.pipeline import generate_to
+from mimesisbench.synth.schedule import GeneratedSchedule, generate_schedule
+
+WINDOW_MS = 120_000
+FILE_CHAIN = CommandChain(
+    commands=["getfileinfo", "open"],
+    share=[0.4375, 0.5625],
+    first=[1.0, 0.0],
+    next=[[0.1, 0.9], [0.7, 0.3]],
+)
+#: stationary shares of FILE_CHAIN (getfileinfo, open)
+FILE_STATIONARY = (0.4375, 0.5625)
+
+
+def _near(ms: float) -> Distribution:
+    """About ``ms`` (within 0.5 %)."""
+    return Distribution(values=[ms * 0.995, ms * 1.005], weights=[0.0, 1.0])
+
+
+def v2_profile(**over: Any) -> WorkloadProfile:
+    """A file type (chain getfileinfo -> open, half its created files in created directories), a
+    poller directory type (listStatus every 10 s) and a volatile created-directory type (listed,
+    stat'ed, some renamed, all deleted), and a pathless command."""
+    files = FileType(
+        id=1,
+        weight=1.0,
+        pre_existing=200,
+        create_interarrival=exp_dist(WINDOW_MS / 400 * 0.6, seed=1),
+        activation_delay=exp_dist(500.0, seed=2),
+        active_span=exp_dist(5000.0, seed=3),
+        access_interarrival=exp_dist(800.0, seed=4),
+        delete_delay=exp_dist(1000.0, seed=5),
+        delete_share=0.6,
+        observed={"popularity": Distribution(values=[1, 4, 10, 40], weights=[0.2, 0.4, 0.3, 0.1])},
+        commands=FILE_CHAIN,
+        new_dir_share=0.5,
+    )
+    poller = FileType(
+        id=2,
+        kind="directory",
+        weight=0.0,
+        pre_existing=3,
+        activation_delay=Distribution(values=[0.0, 1000.0], weights=[0.0, 1.0]),
+        active_span=_near(WINDOW_MS),
+        access_interarrival=_near(10_000.0),
+        observed={"popularity": Distribution(values=[30.0], weights=[1.0])},
+        commands=CommandChain(
+            commands=["listStatus"], share=[1.0], first=[1.0], next=[[1.0]], gaps={"listStatus>listStatus": _near(10_000.0)}
+        ),
+    )
+    jobs = FileType(
+        id=3,
+        kind="directory",
+        weight=1.0,
+        pre_existing=2,
+        create_interarrival=exp_dist(WINDOW_MS / 30 * 0.6, seed=6),
+        activation_delay=exp_dist(300.0, seed=7),
+        active_span=exp_dist(8000.0, seed=8),
+        access_interarrival=exp_dist(3000.0, seed=9),
+        delete_delay=exp_dist(15_000.0, seed=10),
+        delete_share=1.0,
+        observed={"popularity": Distribution(values=[1, 3, 8], weights=[0.3, 0.4, 0.3])},
+        commands=CommandChain(
+            commands=["listStatus", "getfileinfo", "rename"],
+            share=[0.5, 0.4, 0.1],
+            first=[0.6, 0.4, 0.0],
+            next=[[0.4, 0.5, 0.1], [0.6, 0.3, 0.1], [0.5, 0.5, 0.0]],
+        ),
+    )
+    spec: dict[str, Any] = dict(
+        version=2,
+        name="v2-test",
+        source=ProfileSource(kind="builtin"),
+        window_ms=WINDOW_MS,
+        total_creates=400,
+        created_directories=40,
+        types=[files, poller, jobs],
+        op_mix=OpMix(),
+        namespace=NamespaceShape(
+            directories=31,
+            dirs_per_depth=[1, 5, 10, 15],
+            subdirs_per_dir=Distribution(values=[0, 2, 6], weights=[0.3, 0.4, 0.3]),
+            files_at_depth={1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4},
+        ),
+        pathless=[PathlessCommand(command="getDatanodeReport", count=40, interarrival=exp_dist(2000.0, seed=11))],
+    )
+    spec.update(over)
+    return WorkloadProfile(**spec)
+
+
+def test_chain_op_mix_follows_the_stationary_shares() -> None:
+    s = generate_schedule(v2_profile(total_creates=3000), GenerateOptions(), seed=3)
+    ft = s.etype == 1
+    op = s.op[ft]
+    gfi = int(np.count_nonzero(op == OpCode.GETFILEINFO))
+    opens = int(np.count_nonzero(op == OpCode.OPEN))
+    assert opens + gfi > 3000
+    assert not np.isin(op, [OpCode.LIST_FILE]).any()
+    # each stream starts with getfileinfo: streams of a few accesses hold more of it than the
+    # stationary share; the mix lies between the two
+    share = gfi / (gfi + opens)
+    assert FILE_STATIONARY[0] - 0.03 < share < 0.6
+
+
+def test_transitions_follow_the_chain() -> None:
+    s = generate_schedule(v2_profile(total_creates=3000), GenerateOptions(), seed=4)
+    sel = np.flatnonzero((s.etype == 1) & np.isin(s.op, [OpCode.GETFILEINFO, OpCode.OPEN]))
+    target, op = s.target[sel], s.op[sel]
+    order = np.argsort(target, kind="stable")
+    target, op = target[order], op[order]
+    same = target[1:] == target[:-1]
+    prev, nxt = op[:-1][same], op[1:][same]
+    from_gfi = nxt[prev == OpCode.GETFILEINFO]
+    from_open = nxt[prev == OpCode.OPEN]
+    assert np.mean(from_gfi == OpCode.OPEN) == pytest.approx(0.9, abs=0.03)
+    assert np.mean(from_open == OpCode.GETFILEINFO) == pytest.approx(0.7, abs=0.03)
+    first = np.ones(target.size, dtype=bool)
+    first[1:] = ~same
+    assert (op[first] == OpCode.GETFILEINFO).all()
+
+
+def test_a_10_s_poller_lists_every_10_s() -> None:
+    s = generate_schedule(v2_profile(), GenerateOptions(), seed=5)
+    sel = np.flatnonzero(s.etype == 2)
+    assert (s.op[sel] == OpCode.LIST_DIR).all() and sel.size >= 3 * 11
+    tree = s.pre_dirs
+    for d in np.unique(s.target[sel]):
+        assert 0 < d < tree  # a stable type's objects are directories of the tree
+        times = s.time_us[sel][s.target[sel] == d]
+        gaps = np.diff(times) / 1000.0
+        assert gaps.size >= 10
+        assert np.all(np.abs(gaps - 10_000.0) <= 60.0), gaps
+
+
+def test_files_in_created_directories_live_within_them_and_renamed_directories_hold_none() -> None:
+    s = generate_schedule(v2_profile(), GenerateOptions(), seed=6)
+    ns = s.namespace
+    dir_type = ns.dtype
+    made = np.flatnonzero(s.op == OpCode.MKDIRS)
+    made_dirs = s.target[made].astype(np.int64)
+    assert made_dirs.size >= 10 and (dir_type[made_dirs] == 3).all()
+    in_new = np.flatnonzero(np.isin(s.file_dir, made_dirs))
+    created_files = int((~s.file_pre).sum())
+    assert 0.25 * created_files < in_new.size <= 0.55 * created_files
+    on_dir = np.array([OpCode(o).on_directory for o in s.op])
+    file_ev = ~on_dir & (s.op != OpCode.NAMENODE)
+    renamed = set(s.target[s.op == OpCode.RENAME_DIR].astype(np.int64).tolist())
+    assert renamed, "the chain renames some directories"
+    dele = {int(t): int(i) for i, t in zip(np.flatnonzero(s.op == OpCode.DELETE_DIR), s.target[s.op == OpCode.DELETE_DIR])}
+    mk = {int(t): int(i) for i, t in zip(made, made_dirs)}
+    for f in in_new.tolist():
+        d = int(s.file_dir[f])
+        assert d not in renamed
+        seqs = np.flatnonzero(file_ev & (s.target == f))
+        assert seqs.size and seqs[0] > mk[d]
+        if d in dele:
+            assert seqs[-1] < dele[d]
+
+
+def test_v2_schedule_checks_and_exports(tmp_path: Path) -> None:
+    out, s, manifest = generate_to(v2_profile(), tmp_path / "s", GenerateOptions(), seed=8)
+    assert manifest["pathless_commands"] == ["getDatanodeReport"]
+    res = check_schedule(out)
+    assert res.ok, res.message
+    counts = s.op_counts()
+    for label in ("getfileinfo", "open", "list_dir", "getfileinfo_dir", "rename_dir", "mkdirs", "delete_dir", "namenode"):
+        assert counts[label] > 0, label
+    tables = read_schedule(out)
+    pre = tables.directories.filter(pl.col("pre_existing") & (pl.col("type") == 3))
+    assert pre.height == 2  # the volatile type's pre-existing objects: extra directories of phase 1
+
+
+def test_isolating_a_directory_type_and_scaling_keep_working(tmp_path: Path) -> None:
+    p = v2_profile()
+    only = generate_schedule(p, GenerateOptions(types=(3,)), seed=2)
+    assert only.file_type.size == 0 and set(np.unique(only.etype).tolist()) <= {0, 3}
+    assert int(np.count_nonzero(only.op == OpCode.MKDIRS)) > 5
+    half = generate_schedule(p, GenerateOptions(scale_files=0.5), seed=2)
+    full = generate_schedule(p, GenerateOptions(), seed=2)
+    n_half = int(np.count_nonzero(half.op == OpCode.MKDIRS))
+    n_full = int(np.count_nonzero(full.op == OpCode.MKDIRS))
+    assert 0.3 * n_full <= n_half <= 0.7 * n_full
+    nn_half = int(np.count_nonzero(half.op == OpCode.NAMENODE))
+    assert 10 <= nn_half <= 25
+    out, _, _ = generate_to(p, tmp_path / "iso", GenerateOptions(types=(1, 3), duration_ms=30_000), seed=2)
+    assert check_schedule(out).ok
+
+
+def _digest(s: GeneratedSchedule) -> str:
+    h = hashlib.sha256()
+    for a in (s.time_us, s.meta, s.target.astype(np.int64), s.file_dir, s.file_type, s.file_pre, s.namespace.parent):
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update("\n".join(s.namespace.paths.to_list()).encode())
+    return h.hexdigest()
+
+
+#: digests of schedules made before format 2's generator (main at 5f2cfb4): profiles without
+#: chains or directory types must come out byte-identical
+BEFORE = {
+    "last_access": "421fb34436f3bdd6a0707cbc9a45cf15f7fb5157d25d00cb1525163e5e992334",
+    "creation": "93af44e98af42190e1e05697c554e9f0949c7f9e815518b815522f8d121b6854",
+    "popularity": "00826631b69876d49d96af4bdd021ee8322e9cfa4cfcd415eb0635c21443362a",
+}
+
+
+@pytest.mark.skipif(sys.byteorder != "little", reason="digests of little-endian arrays")
+@pytest.mark.parametrize("case", sorted(BEFORE))
+def test_profiles_without_chains_generate_as_before(case: str) -> None:
+    pop = Distribution(values=[1, 3, 8, 20], weights=[0.4, 0.3, 0.2, 0.1])
+    profile = {
+        "last_access": make_profile(),
+        "creation": make_profile(origin="creation"),
+        "popularity": make_profile(observed={"popularity": pop}),
+    }[case]
+    assert _digest(generate_schedule(profile, GenerateOptions(), 7)) == BEFORE[case]
+    if case == "last_access":
+        iso = generate_schedule(profile, GenerateOptions(types=(2, 3), scale_files=0.5), 3)
+        assert _digest(iso) == "1549015000f05caf5432e11a7b2e0281ccbf4e15c6ccdceb1c3d62dca74afbf7"

@@ -4,6 +4,7 @@ directories and pathless commands (hand-made profiles: the fitter is tested else
 from __future__ import annotations
 
 import hashlib
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,9 @@ from mimesisbench.profile.schema import (
 )
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.audit import export_audit, schedule_to_events
 from mimesisbench.synth.check import check_schedule
+from mimesisbench.synth.fidelity import read_trace_events
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_to
 from mimesisbench.synth.schedule import GeneratedSchedule, generate_schedule
@@ -245,3 +248,25 @@ def test_profiles_without_chains_generate_as_before(case: str) -> None:
     if case == "last_access":
         iso = generate_schedule(profile, GenerateOptions(types=(2, 3), scale_files=0.5), 3)
         assert _digest(iso) == "1549015000f05caf5432e11a7b2e0281ccbf4e15c6ccdceb1c3d62dca74afbf7"
+
+
+def test_export_audit_writes_each_ops_command_and_pathless_lines(tmp_path: Path) -> None:
+    out, _, _ = generate_to(v2_profile(), tmp_path / "s", GenerateOptions(duration_ms=60_000), seed=9)
+    tables = read_schedule(out)
+    buf = io.StringIO()
+    n = export_audit(tables, buf, base="/bench")
+    lines = buf.getvalue().splitlines()
+    assert n == len(lines) == tables.events.height
+    cmds = [line.split("\tcmd=", 1)[1].split("\t", 1)[0] for line in lines]
+    assert {"getfileinfo", "open", "listStatus", "mkdirs", "delete", "rename", "getDatanodeReport"} <= set(cmds)
+    for line, cmd in zip(lines, cmds):
+        src = line.split("\tsrc=", 1)[1].split("\t", 1)[0]
+        assert (src == "null") == (cmd == "getDatanodeReport"), line
+        assert src == "null" or src.startswith("/bench")
+    log = tmp_path / "audit.log"
+    log.write_text(buf.getvalue())
+    parsed = read_trace_events([log])
+    mine = schedule_to_events(tables, base="/bench")
+    assert parsed.height == mine.height
+    got = parsed.select(pl.col("op").cast(pl.String), pl.col("path").cast(pl.String), pl.col("dst").cast(pl.String))
+    assert got.equals(mine.select("op", "path", "dst"))

@@ -7,8 +7,10 @@ after ``g`` renames. The audit log has the NameNode's exact line format::
     2011-12-01 00:00:00,123 INFO FSNamesystem.audit: allowed=true<TAB>ugi=USER (auth:SIMPLE)<TAB>
     ip=/127.0.0.1<TAB>cmd=open<TAB>src=/base/d1/t3_17<TAB>dst=null<TAB>perm=null<TAB>proto=rpc
 
-(one line each; ``perm`` is ``USER:supergroup:rw-r--r--`` for create and file rename,
-``USER:supergroup:rwxr-xr-x`` for mkdirs and directory rename, ``null`` otherwise).
+(one line each; ``perm`` is ``USER:supergroup:rw-r--r--`` for creates and file rename,
+``USER:supergroup:rwxr-xr-x`` for mkdirs and directory rename, ``null`` otherwise). Each
+operation's ``cmd`` is its audit command (``schedule.format.COMMANDS``); a NAMENODE event's is
+the manifest's ``pathless_commands[target]``, with ``src=null``.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ EXPORT_BATCH = 1 << 20
 _CMD = pl.DataFrame(
     {"op": pl.Series([int(o) for o in AUDIT_CMD], dtype=pl.UInt8), "cmd": list(AUDIT_CMD.values())}
 )
-_FILE_PERM = {OpCode.CREATE, OpCode.RENAME_FILE}
-_DIR_PERM = {OpCode.MKDIRS, OpCode.RENAME_DIR}
+_FILE_PERM = frozenset({OpCode.CREATE, OpCode.CREATE_OVERWRITE, OpCode.RENAME_FILE})
+_DIR_PERM = frozenset({OpCode.MKDIRS, OpCode.MKDIRS_EXISTING, OpCode.RENAME_DIR})
+_DIR_OPS = tuple(int(o) for o in OpCode if o.on_directory)
 
 
 def _prefixed(expr: pl.Expr, base: str) -> pl.Expr:
@@ -61,10 +64,9 @@ def _materialise(events: pl.DataFrame, tables: Schedule) -> pl.DataFrame:
     """Add ``path`` and ``dst`` (nullable) to a slice of events.parquet."""
     files = tables.files.select(pl.col("file_id").alias("target"), "dir_id")
     dirs = tables.directories.select(pl.col("dir_id"), pl.col("path").alias("dir_path"))
-    dir_ops = [int(OpCode.LIST_DIR), int(OpCode.MKDIRS), int(OpCode.RENAME_DIR)]
-    ev = events.with_columns(is_dir=pl.col("op").is_in(dir_ops))
+    ev = events.with_columns(is_dir=pl.col("op").is_in(_DIR_OPS), pathless=pl.col("op") == int(OpCode.NAMENODE))
     f = (
-        ev.filter(~pl.col("is_dir"))
+        ev.filter(~pl.col("is_dir") & ~pl.col("pathless"))
         .join(files, on="target", how="left")
         .join(dirs, on="dir_id", how="left")
         .with_columns(
@@ -84,8 +86,17 @@ def _materialise(events: pl.DataFrame, tables: Schedule) -> pl.DataFrame:
             .otherwise(pl.lit(None, dtype=pl.String)),
         )
     )
-    cols = ["time_us", "op", "type", "seq", "path", "dst"]
-    return pl.concat([f.select(cols), d.select(cols)]).sort("seq")
+    commands = [str(c) for c in tables.manifest.get("pathless_commands", [])]
+    n = ev.filter(pl.col("pathless")).with_columns(
+        path=pl.lit(None, dtype=pl.String),
+        dst=pl.lit(None, dtype=pl.String),
+        pathless_cmd=pl.col("target").replace_strict(
+            list(range(len(commands))), commands, default=None, return_dtype=pl.String
+        ),
+    )
+    cols = ["time_us", "op", "type", "seq", "path", "dst", "pathless_cmd"]
+    plain = [x.with_columns(pathless_cmd=pl.lit(None, dtype=pl.String)).select(cols) for x in (f, d)]
+    return pl.concat([*plain, n.select(cols)]).sort("seq")
 
 
 def _namespace_events(tables: Schedule) -> pl.DataFrame:
@@ -98,6 +109,7 @@ def _namespace_events(tables: Schedule) -> pl.DataFrame:
         pl.lit(-1, dtype=pl.Int64).alias("seq"),
         pl.col("path"),
         pl.lit(None, dtype=pl.String).alias("dst"),
+        pl.lit(None, dtype=pl.String).alias("pathless_cmd"),
     )
     paths = tables.directories.select(pl.col("dir_id"), pl.col("path").alias("dir_path"))
     files = (
@@ -112,6 +124,7 @@ def _namespace_events(tables: Schedule) -> pl.DataFrame:
             pl.lit(-1, dtype=pl.Int64).alias("seq"),
             _under(pl.col("dir_path"), _file_name(pl.lit(0))).alias("path"),
             pl.lit(None, dtype=pl.String).alias("dst"),
+            pl.lit(None, dtype=pl.String).alias("pathless_cmd"),
         )
     )
     return pl.concat([mk, files])
@@ -137,8 +150,10 @@ def schedule_to_events(
     parts = [
         b.join(_CMD, on="op", how="left").select(
             (pl.col("time_us") // 1000).cast(pl.Int64).alias("time_ms"),
-            pl.col("cmd").alias("op"),
-            _prefixed(pl.col("path"), base).alias("path"),
+            pl.coalesce(pl.col("cmd"), pl.col("pathless_cmd")).alias("op"),
+            pl.when(pl.col("path").is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(
+                _prefixed(pl.col("path"), base)
+            ).alias("path"),
             pl.when(pl.col("dst").is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(
                 _prefixed(pl.col("dst"), base)
             ).alias("dst"),
@@ -166,9 +181,9 @@ def _audit_lines(frame: pl.DataFrame, base: str, start: dt.datetime, user: str) 
             [
                 stamp,
                 pl.lit(f" INFO FSNamesystem.audit: allowed=true\tugi={user} (auth:SIMPLE)\tip=/127.0.0.1\tcmd="),
-                pl.col("cmd"),
+                pl.coalesce(pl.col("cmd"), pl.col("pathless_cmd")),
                 pl.lit("\tsrc="),
-                _prefixed(pl.col("path"), base),
+                pl.when(pl.col("path").is_null()).then(pl.lit("null")).otherwise(_prefixed(pl.col("path"), base)),
                 pl.lit("\tdst="),
                 pl.when(pl.col("dst").is_null()).then(pl.lit("null")).otherwise(_prefixed(pl.col("dst"), base)),
                 pl.lit("\tperm="),

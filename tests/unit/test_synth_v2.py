@@ -4,6 +4,7 @@ directories and pathless commands (hand-made profiles: the fitter is tested else
 from __future__ import annotations
 
 import hashlib
+import json
 import io
 import sys
 from pathlib import Path
@@ -270,3 +271,27 @@ def test_export_audit_writes_each_ops_command_and_pathless_lines(tmp_path: Path)
     assert parsed.height == mine.height
     got = parsed.select(pl.col("op").cast(pl.String), pl.col("path").cast(pl.String), pl.col("dst").cast(pl.String))
     assert got.equals(mine.select("op", "path", "dst"))
+
+
+def test_profile_show_prints_kinds_command_mix_and_directory_types(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mimesisbench.profile.io import save_profile
+
+    from tests.unit.cli_run import run_cli
+
+    path = tmp_path / "v2.json"
+    save_profile(v2_profile(), path)
+    code, out, _ = run_cli(["profile", "show", str(path)], capsys)
+    assert code == 0, out
+    assert "directory types" in out and "1 " in out.split("file types (K)", 1)[1]
+    assert "getDatanodeReport" in out
+    mix = {line.split()[0]: line for line in out.splitlines() if "%" in line and line.split()[0] in ("1", "2", "3")}
+    assert "file" in mix["1"] and "open 56%, getfileinfo 44%" in mix["1"] and "50% in new dirs" in mix["1"]
+    assert "directory" in mix["2"] and "listStatus 100%" in mix["2"]
+    assert "directory" in mix["3"] and "listStatus 50%, getfileinfo 40%, rename 10%" in mix["3"]
+    code, out, _ = run_cli(["profile", "show", str(path), "--json"], capsys)
+    data = json.loads(out)
+    kinds = {t["id"]: t["kind"] for t in data["types"]}
+    assert kinds == {1: "file", 2: "directory", 3: "directory"}
+    assert data["types"][0]["commands"][0] == {"command": "open", "share": pytest.approx(0.5625)}
+    assert data["created_directories"] == 40 and data["directory_type_count"] == 2
+    assert data["types"][2]["created"] == 40

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mimesisbench.profile.io import load_profile
-from mimesisbench.profile.summary import ProfileSummary, summarize, summary_to_dict
+from mimesisbench.profile.summary import TOP_COMMANDS, ProfileSummary, summarize, summary_to_dict
 
 #: name that ``profile show`` (and other verbs) accept for the built-in demo profile
 DEMO_PROFILE = "demo"
@@ -72,7 +72,12 @@ def _header(s: ProfileSummary) -> Table:
     grid.add_row("files created (n)", f"{s.total_creates:,}")
     inferred = "inferred from the trace" if s.pre_existing_inferred else "given"
     grid.add_row("pre-existing files", f"{s.pre_existing_total:,} ({inferred})")
-    grid.add_row("file types (K)", str(s.type_count))
+    dir_types = s.directory_type_count
+    grid.add_row("file types (K)", str(s.type_count - dir_types))
+    if dir_types or s.created_directories:
+        grid.add_row("directory types", f"{dir_types} ({s.created_directories:,} directories created)")
+    if s.pathless:
+        grid.add_row("pathless commands", Text(", ".join(f"{c} {n:,}" for c, n in s.pathless)))
     depth = "-" if s.max_dir_depth is None else str(s.max_dir_depth)
     tree = f", tree file {s.tree_file}" if s.tree_file else ""
     grid.add_row("namespace", Text(f"{s.directories:,} directories, max depth {depth}{tree}"))
@@ -86,12 +91,18 @@ def _header(s: ProfileSummary) -> Table:
 
 def _types_table(s: ProfileSummary) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), header_style="bold")
-    for title in ("type", "weight", "created", "pre-exist.", "acc. int.", "cre. int.", "span", "reads", "writes"):
+    chains = any(r.commands is not None for r in s.types)
+    kinds = chains or any(r.kind != "file" for r in s.types)
+    titles = ["type"] + (["kind"] if kinds else []) + ["weight", "created", "pre-exist.", "acc. int.", "cre. int."]
+    for title in titles + ["span", "reads", "writes"]:
         table.add_column(title, justify="right", no_wrap=True)
-    table.add_row("", "", "", "", "ms", "ms", "min", "", "", style="dim")
+    units = [""] * (len(titles) - 2) + ["ms", "ms", "min", "", ""]
+    table.add_row(*units, style="dim")
     for r in s.types:
+        kind = [("dir" if r.kind == "directory" else "file")] if kinds else []
         table.add_row(
             str(r.id),
+            *kind,
             _weight(r.weight),
             f"{r.created:,}",
             f"{r.pre_existing:,}",
@@ -104,10 +115,37 @@ def _types_table(s: ProfileSummary) -> Table:
     return table
 
 
+def _mix_table(s: ProfileSummary) -> Table | None:
+    """Per type with a command chain: its kind and top commands with their shares."""
+    rows = [r for r in s.types if r.commands is not None]
+    if not rows:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), header_style="bold")
+    table.add_column("type", justify="right", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("command mix (share of accesses)")
+    for r in rows:
+        table.add_row(str(r.id), r.kind, Text(_mix(r.commands, r.new_dir_share)))
+    return table
+
+
+def _mix(commands: list[tuple[str, float]] | None, new_dir_share: float) -> str:
+    """A type's top commands with their shares (``TOP_COMMANDS`` of them)."""
+    if commands is None:
+        return "-"
+    top = ", ".join(f"{c} {v:.0%}" for c, v in commands[:TOP_COMMANDS])
+    more = f", +{len(commands) - TOP_COMMANDS}" if len(commands) > TOP_COMMANDS else ""
+    new_dirs = f"; {new_dir_share:.0%} in new dirs" if new_dir_share > 0 else ""
+    return top + more + new_dirs
+
+
 def _print_summary(s: ProfileSummary, console: Console) -> None:
     console.print(_header(s))
     console.print()
     console.print(_types_table(s))
+    mix = _mix_table(s)
+    if mix is not None:
+        console.print(mix)
     console.print(
         "[dim]acc. int. = mean per-file access interarrival (F), cre. int. = mean create interarrival (C), "
         "span = mean active span (H); reads = expected opens + file listings (1 + E[H]/E[F] per accessed "

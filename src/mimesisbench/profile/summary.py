@@ -13,6 +13,11 @@ without cutting at the window's end:
 
 Operations driven by the op mix (directory listings, mkdirs, renames) are not per type and are
 left out of the read/write shares.
+
+Format 2: a directory type's objects are directories (``created`` is ``round(w_j *
+created_directories)``); a type with a command chain lists its command mix (``commands``: the
+chain's observed shares, largest first), and its opens and file listings are the shares of
+``open`` and ``listStatus`` among its accesses.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from mimesisbench.profile.schema import FileType, WorkloadProfile
 
 #: a mean access interarrival below this (ms) is taken as this, so a span never gives infinite accesses
 MIN_INTERARRIVAL_MS = 1e-3
+#: commands of a type's mix that ``profile show`` prints (the largest shares)
+TOP_COMMANDS = 4
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,9 @@ class TypeSummary:
     writes: float
     read_share: float | None
     write_share: float | None
+    kind: str = "file"
+    commands: list[tuple[str, float]] | None = None  # the chain's (command, share), largest first
+    new_dir_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +86,9 @@ class ProfileSummary:
     read_share: float | None
     types: list[TypeSummary]
     notes: list[str]
+    created_directories: int = 0
+    directory_type_count: int = 0
+    pathless: list[tuple[str, int]] | None = None  # (command, events per window)
 
 
 def _mean(dist: Distribution | None) -> float | None:
@@ -95,13 +108,29 @@ def _share(part: float, total: float) -> float | None:
     return part / total if total > 0 else None
 
 
-def summarize_type(ftype: FileType, total_creates: int) -> TypeSummary:
-    """The per-type figures for a type in a profile with ``total_creates`` files created."""
-    created = round(ftype.weight * total_creates)
+def command_mix(ftype: FileType) -> list[tuple[str, float]] | None:
+    """The type's (command, share) pairs, largest share first; None without a chain."""
+    chain = ftype.commands
+    if chain is None:
+        return None
+    return sorted(zip(chain.commands, chain.share), key=lambda cs: (-cs[1], cs[0]))
+
+
+def summarize_type(ftype: FileType, total_creates: int, created_directories: int = 0) -> TypeSummary:
+    """The per-type figures for a type in a profile with ``total_creates`` files created (and
+    ``created_directories`` directories, for a directory type)."""
+    created = round(ftype.weight * (created_directories if ftype.kind == "directory" else total_creates))
     files = created + ftype.pre_existing
     per_file = expected_accesses_per_file(ftype)
     accesses = files * ftype.accessed_share * per_file
-    opens = accesses * ftype.open_share
+    mix = command_mix(ftype)
+    if mix is None:
+        opens = accesses * ftype.open_share if ftype.kind == "file" else 0.0
+        listings = accesses - opens
+    else:
+        shares = dict(mix)
+        opens = accesses * shares.get("open", 0.0)
+        listings = accesses * shares.get("listStatus", 0.0)
     deletes = files * ftype.delete_share
     reads = accesses
     writes = created + deletes
@@ -118,24 +147,27 @@ def summarize_type(ftype: FileType, total_creates: int) -> TypeSummary:
         mean_activation_delay_ms=_mean(ftype.activation_delay),
         accesses_per_accessed_file=per_file,
         opens=opens,
-        file_listings=accesses - opens,
+        file_listings=listings,
         creates=float(created),
         deletes=deletes,
         reads=reads,
         writes=writes,
         read_share=_share(reads, reads + writes),
         write_share=_share(writes, reads + writes),
+        kind=ftype.kind,
+        commands=mix,
+        new_dir_share=ftype.new_dir_share,
     )
 
 
 def summarize(profile: WorkloadProfile) -> ProfileSummary:
     """Everything ``mimesisbench profile show`` prints, computed from the profile alone."""
-    rows = [summarize_type(t, profile.total_creates) for t in profile.types]
+    rows = [summarize_type(t, profile.total_creates, profile.created_directories) for t in profile.types]
     reads = sum(r.reads for r in rows)
     writes = sum(r.writes for r in rows)
     ns = profile.namespace
     mix = profile.op_mix.model_dump(exclude={"observed_counts"})
-    shares = [t.open_share for t in profile.types]
+    shares = [t.open_share for t in profile.file_types] or [t.open_share for t in profile.types]
     return ProfileSummary(
         name=profile.name,
         source_kind=profile.source.kind,
@@ -157,6 +189,9 @@ def summarize(profile: WorkloadProfile) -> ProfileSummary:
         read_share=_share(reads, reads + writes),
         types=rows,
         notes=list(profile.source.notes),
+        created_directories=profile.created_directories,
+        directory_type_count=len(profile.directory_types),
+        pathless=[(p.command, p.count) for p in profile.pathless] or None,
     )
 
 
@@ -164,4 +199,9 @@ def summary_to_dict(summary: ProfileSummary) -> dict[str, Any]:
     """A JSON-ready dict (tuples become lists)."""
     data = asdict(summary)
     data["open_share_range"] = list(summary.open_share_range)
+    for row in data["types"]:
+        if row["commands"] is not None:
+            row["commands"] = [{"command": c, "share": v} for c, v in row["commands"]]
+    if summary.pathless is not None:
+        data["pathless"] = [{"command": c, "count": n} for c, n in summary.pathless]
     return data

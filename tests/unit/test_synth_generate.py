@@ -42,8 +42,8 @@ def test_generated_schedules_are_valid(tmp_path: Path, origin: str) -> None:
     result = check_schedule(tables)
     assert result.ok, result.message
     ops = set(tables.events.get_column("op").unique().to_list())
-    # every kind of operation shows up, so the checker exercised them all
-    assert ops == {int(o) for o in OpCode}
+    # every kind of operation of the paper's model shows up (codes 1-9), so the checker exercised them all
+    assert ops == set(range(1, 10))
     times = tables.events.get_column("time_us").to_numpy()
     assert np.all(np.diff(times) >= 0) and times.max() < 60_000 * 1000
     assert np.array_equal(tables.events.get_column("seq").to_numpy(), np.arange(tables.events.height))

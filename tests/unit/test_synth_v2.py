@@ -29,7 +29,7 @@ from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.audit import export_audit, schedule_to_events
 from mimesisbench.synth.check import check_schedule
-from mimesisbench.synth.fidelity import read_trace_events
+from mimesisbench.synth.fidelity import read_trace_events, validate_profile
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_to
 from mimesisbench.synth.schedule import GeneratedSchedule, generate_schedule
@@ -295,3 +295,22 @@ def test_profile_show_prints_kinds_command_mix_and_directory_types(tmp_path: Pat
     assert data["types"][0]["commands"][0] == {"command": "open", "share": pytest.approx(0.5625)}
     assert data["created_directories"] == 40 and data["directory_type_count"] == 2
     assert data["types"][2]["created"] == 40
+
+
+def test_validate_profile_reports_command_shares_and_directory_types(tmp_path: Path) -> None:
+    out, _, _ = generate_to(v2_profile(total_creates=2000), tmp_path / "s", GenerateOptions(), seed=10)
+    report = validate_profile(read_schedule(out), v2_profile(total_creates=2000))
+    files = report["types"]["1"]
+    cmds = files["commands"]
+    assert set(cmds) == {"getfileinfo", "open"}
+    assert cmds["open"]["profile_share"] == pytest.approx(0.5625)
+    assert abs(cmds["open"]["schedule_share"] - 0.5625) < 0.08
+    assert files["n_popularity"] > 500 and files["ks_popularity"] < 0.1
+    poller = report["types"]["2"]
+    assert poller["kind"] == "directory" and poller["objects"] == 3 and poller["creates"] == 0
+    assert poller["commands"]["listStatus"]["schedule_share"] == pytest.approx(1.0)
+    jobs = report["types"]["3"]
+    assert jobs["creates_target"] == 40 and 20 <= jobs["creates"] <= 40
+    assert set(jobs["commands"]) == {"listStatus", "getfileinfo", "rename"}
+    for cmd, row in jobs["commands"].items():
+        assert abs(row["schedule_share"] - row["profile_share"]) < 0.2, cmd

@@ -1,17 +1,23 @@
 """Per-file features of a schedule, straight from its arrays (no paths): for fidelity checks.
 
 All times are microseconds from t0; -1 means "none in the window".
+
+A file's accesses are its OPEN and LIST_FILE events; for files of the types in ``chain_types``
+(format 2, whose accesses a command chain labels) every event but its CREATE and a DELETE that
+is its last event (docs/model.md: an object's accesses). ``command_shares`` gives, per type,
+the share of each audit command among its objects' accesses, files' and directories' alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.schedule import Schedule
-from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.format import COMMANDS, OpCode
 
 I64 = NDArray[np.int64]
 
@@ -49,7 +55,48 @@ def _first_time(targets: I64, times: I64, n: int, last: bool = False) -> I64:
     return out
 
 
-def file_features(tables: Schedule) -> FileFeatures:
+def lifecycle_events(op: NDArray[np.uint8], target: I64, kinds: NDArray[np.uint8]) -> NDArray[np.bool_]:
+    """Events that are not accesses: the making CREATE / MKDIRS, and a DELETE / DELETE_DIR that
+    is its object's last event (events in time order)."""
+    out = (op == OpCode.CREATE) | (op == OpCode.MKDIRS)
+    dels = np.flatnonzero((op == OpCode.DELETE) | (op == OpCode.DELETE_DIR))
+    if dels.size:
+        obj = target * 3 + kinds  # one key per (object, kind)
+        last = np.zeros(op.size, dtype=bool)
+        _, first_rev = np.unique(obj[::-1], return_index=True)
+        last[op.size - 1 - first_rev] = True
+        out[dels[last[dels]]] = True
+    return out
+
+
+def _target_kinds(op: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    table = np.array([{"file": 0, "directory": 1, "none": 2}[COMMANDS[o].target] for o in OpCode], dtype=np.uint8)
+    lookup = np.full(max(OpCode) + 1, 2, dtype=np.uint8)
+    lookup[[int(o) for o in OpCode]] = table
+    return lookup[op]
+
+
+def command_shares(tables: Schedule) -> dict[int, dict[str, float]]:
+    """Per type: each audit command's share among the accesses of the type's objects."""
+    ev = tables.events
+    op = ev.get_column("op").to_numpy()
+    target = ev.get_column("target").to_numpy().astype(np.int64)
+    etype = ev.get_column("type").to_numpy().astype(np.int64)
+    kinds = _target_kinds(op)
+    acc = ~lifecycle_events(op, target, kinds) & (kinds < 2) & (etype > 0)
+    out: dict[int, dict[str, float]] = {}
+    for t in np.unique(etype[acc]).tolist():
+        ops = op[acc & (etype == t)]
+        counts = np.bincount(ops, minlength=max(OpCode) + 1)
+        by_cmd: dict[str, float] = {}
+        for o in np.flatnonzero(counts).tolist():
+            cmd = COMMANDS[OpCode(o)].audit_cmd or "namenode"
+            by_cmd[cmd] = by_cmd.get(cmd, 0.0) + float(counts[o]) / ops.size
+        out[int(t)] = by_cmd
+    return out
+
+
+def file_features(tables: Schedule, chain_types: Collection[int] = ()) -> FileFeatures:
     files = tables.files.sort("file_id")
     n = files.height
     ftype = files.get_column("type").to_numpy().astype(np.int16)
@@ -66,7 +113,13 @@ def file_features(tables: Schedule) -> FileFeatures:
     origin[target[cr]] = time[cr]
     created = np.zeros(n, dtype=bool)
     created[target[cr]] = True
-    acc = np.flatnonzero(((op == OpCode.OPEN) | (op == OpCode.LIST_FILE)) & file_op)
+    plain = ((op == OpCode.OPEN) | (op == OpCode.LIST_FILE)) & file_op
+    if chain_types:
+        kinds = _target_kinds(op)
+        etype = ev.get_column("type").to_numpy()
+        chained = (kinds == 0) & np.isin(etype, list(chain_types))
+        plain = np.where(chained, ~lifecycle_events(op, target, kinds), plain)
+    acc = np.flatnonzero(plain)
     a_t, a_f = time[acc], target[acc]
     first = _first_time(a_f, a_t, n)
     last = _first_time(a_f, a_t, n, last=True)

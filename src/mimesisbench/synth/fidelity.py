@@ -20,10 +20,18 @@ from mimesisbench.errors import TraceError
 from mimesisbench.model.objects import ObjectView, build_view, popularity
 from mimesisbench.profile.schema import FileType, WorkloadProfile
 from mimesisbench.schedule import Schedule
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.audit import schedule_to_events
 from mimesisbench.synth.by_command import MIN_SAMPLES, by_command, classify, command_samples, without_ks
 from mimesisbench.synth.coverage import coverage_of_events, coverage_of_profile
-from mimesisbench.synth.features import FileFeatures, depth_shares_of, file_features, op_counts
+from mimesisbench.synth.features import (
+    FileFeatures,
+    command_shares,
+    depth_shares_of,
+    file_features,
+    lifecycle_events,
+    op_counts,
+)
 from mimesisbench.synth.kstats import (
     Cdf,
     censored,
@@ -150,7 +158,8 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
     options = GenerateOptions.from_manifest(tables.manifest.get("options", {}))
     eff = effective_profile(profile, options)
     window_us = int(tables.manifest.get("window_ms", 0)) * 1000
-    f = file_features(tables)
+    f = file_features(tables, [t.id for t in eff.file_types if t.commands is not None])
+    shares = command_shares(tables) if any(t.commands is not None or t.kind == "directory" for t in eff.types) else {}
     notes: list[str] = []
     timing = window_us > 0
     if not timing:
@@ -164,8 +173,8 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
     cut_spans: list[tuple[int, float]] = []  # (type, expected share of spans the window cuts)
     pooled: dict[str, list[tuple[NDArray[np.float64], Cdf | None]]] = {k: [] for k in FEATURES}
     total_created = max(int(cr_time.size), 1)
-    drawn = sum(int(round(t.weight * eff.total_creates)) for t in eff.types)
-    for t in eff.types:
+    drawn = sum(int(round(t.weight * eff.total_creates)) for t in eff.file_types)
+    for t in eff.file_types:
         view = _TypeView(t, f, window_us, cr_time[cr_type == t.id])
         cdfs, samples = view.cdfs(), view.samples()
         if t.active_span is not None and view.span_limits.size:
@@ -184,7 +193,11 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
         row["creates"] = int(view.creates.size)
         row["creates_target"] = int(round(t.weight * eff.total_creates))
         row["files"] = view.n_files
+        if t.commands is not None:
+            row["commands"] = _command_rows(t, shares.get(t.id, {}))
         types[str(t.id)] = row
+    for t in eff.directory_types:
+        types[str(t.id)] = _directory_row(t, tables, shares.get(t.id, {}), eff.created_directories)
 
     cut = [f"{tid} ({share:.0%})" for tid, share in cut_spans if share > CUT_SPAN_NOTE]
     if timing and cut:
@@ -228,8 +241,8 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
         result["ks_depth"] = result["depth_share_max_abs_error_pp"] = None
         notes.append("the schedule names no file")
     result["type_weight_max_abs_error_pp"] = _round(
-        100 * max(abs(r["weight_profile"] - r["weight_generated"]) for r in types.values())
-    ) if cr_time.size else None
+        100 * max(abs(r["weight_profile"] - r["weight_generated"]) for r in types.values() if "weight_profile" in r)
+    ) if cr_time.size and eff.file_types else None
     kept = cr_time.size / drawn if drawn else 1.0
     result["creates_in_window_share"] = _round(kept)
     if drawn and kept < 0.99:
@@ -246,6 +259,43 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
     result["types"] = types
     result["notes"] = notes
     return result
+
+
+def _command_rows(t: FileType, generated: dict[str, float]) -> dict[str, dict[str, float | None]]:
+    """Per command of the type's chain (and any other the schedule holds): the chain's observed
+    share and the generated share among the type's accesses."""
+    chain = dict(zip(t.commands.commands, t.commands.share)) if t.commands is not None else {}
+    out: dict[str, dict[str, float | None]] = {}
+    for cmd in sorted(set(chain) | set(generated)):
+        want, got = chain.get(cmd), generated.get(cmd, 0.0)
+        out[cmd] = {"profile_share": _round(want), "schedule_share": _round(got)}
+    return out
+
+
+def _directory_row(t: FileType, tables: Schedule, generated: dict[str, float], made_total: int) -> dict[str, Any]:
+    """A directory type's figures: objects, created ones against round(w_j * created_directories),
+    popularity (accesses per object) against the observed one, and the command shares."""
+    ev = tables.events.filter(pl.col("type") == t.id)
+    op = ev.get_column("op").to_numpy()
+    target = ev.get_column("target").to_numpy().astype(np.int64)
+    dir_ev = np.isin(op, [int(o) for o in OpCode if o.on_directory])
+    made = int(np.count_nonzero(op == OpCode.MKDIRS))
+    kinds = np.where(dir_ev, 1, 0).astype(np.uint8)
+    acc = dir_ev & ~lifecycle_events(op, target, kinds)
+    _, per_object = np.unique(target[acc], return_counts=True)
+    pop = t.observed.get("popularity")
+    row: dict[str, Any] = {
+        "kind": "directory",
+        "objects": int(np.unique(target[dir_ev]).size),
+        "creates": made,
+        "creates_target": int(round(t.weight * made_total)),
+        "accesses": int(np.count_nonzero(acc)),
+        "ks_popularity": _round(_ks(per_object.astype(np.float64), pop.cdf)) if pop is not None else None,
+        "n_popularity": int(per_object.size),
+    }
+    if t.commands is not None or generated:
+        row["commands"] = _command_rows(t, generated)
+    return row
 
 
 def _depth_only(tables: Schedule) -> Namespace:

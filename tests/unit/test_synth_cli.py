@@ -28,7 +28,7 @@ def test_generate_writes_the_schedule_and_manifest(profile_file: Path, tmp_path:
     assert code == 0 and "wrote" in stdout
     assert {p.name for p in out.iterdir()} == {MANIFEST, EVENTS, FILES, DIRECTORIES}
     m = json.loads((out / MANIFEST).read_text())
-    assert m["format"] == "mimesisbench-schedule" and m["version"] == 1 and m["seed"] == 5
+    assert m["format"] == "mimesisbench-schedule" and m["version"] == 2 and m["seed"] == 5
     assert m["profile"]["hash"] == profile_hash(make_profile(n=600, pre=(60, 40, 10)))
     assert m["window_ms"] == 40_000 and m["options"]["duration_ms"] == 40_000
     assert m["options"]["scale_types"] == [[1, 2.0]]

@@ -4,8 +4,8 @@ directories and pathless commands (hand-made profiles: the fitter is tested else
 from __future__ import annotations
 
 import hashlib
-import json
 import io
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,11 @@ def v2_profile(**over: Any) -> WorkloadProfile:
         access_interarrival=_near(10_000.0),
         observed={"popularity": Distribution(values=[30.0], weights=[1.0])},
         commands=CommandChain(
-            commands=["listStatus"], share=[1.0], first=[1.0], next=[[1.0]], gaps={"listStatus>listStatus": _near(10_000.0)}
+            commands=["listStatus"],
+            share=[1.0],
+            first=[1.0],
+            next=[[1.0]],
+            gaps={"listStatus>listStatus": _near(10_000.0)},
         ),
     )
     jobs = FileType(
@@ -179,7 +183,9 @@ def test_files_in_created_directories_live_within_them_and_renamed_directories_h
     file_ev = ~on_dir & (s.op != OpCode.NAMENODE)
     renamed = set(s.target[s.op == OpCode.RENAME_DIR].astype(np.int64).tolist())
     assert renamed, "the chain renames some directories"
-    dele = {int(t): int(i) for i, t in zip(np.flatnonzero(s.op == OpCode.DELETE_DIR), s.target[s.op == OpCode.DELETE_DIR])}
+    dele = {
+        int(t): int(i) for i, t in zip(np.flatnonzero(s.op == OpCode.DELETE_DIR), s.target[s.op == OpCode.DELETE_DIR])
+    }
     mk = {int(t): int(i) for i, t in zip(made, made_dirs)}
     for f in in_new.tolist():
         d = int(s.file_dir[f])
@@ -196,7 +202,16 @@ def test_v2_schedule_checks_and_exports(tmp_path: Path) -> None:
     res = check_schedule(out)
     assert res.ok, res.message
     counts = s.op_counts()
-    for label in ("getfileinfo", "open", "list_dir", "getfileinfo_dir", "rename_dir", "mkdirs", "delete_dir", "namenode"):
+    for label in (
+        "getfileinfo",
+        "open",
+        "list_dir",
+        "getfileinfo_dir",
+        "rename_dir",
+        "mkdirs",
+        "delete_dir",
+        "namenode",
+    ):
         assert counts[label] > 0, label
     tables = read_schedule(out)
     pre = tables.directories.filter(pl.col("pre_existing") & (pl.col("type") == 3))
@@ -273,10 +288,12 @@ def test_export_audit_writes_each_ops_command_and_pathless_lines(tmp_path: Path)
     assert got.equals(mine.select("op", "path", "dst"))
 
 
-def test_profile_show_prints_kinds_command_mix_and_directory_types(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from mimesisbench.profile.io import save_profile
-
+def test_profile_show_prints_kinds_command_mix_and_directory_types(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.unit.cli_run import run_cli
+
+    from mimesisbench.profile.io import save_profile
 
     path = tmp_path / "v2.json"
     save_profile(v2_profile(), path)

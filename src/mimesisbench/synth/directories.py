@@ -100,7 +100,9 @@ def directory_objects(
             out.extra_type.append(np.full(pre, t.id, dtype=np.int64))
             next_extra += pre
         else:
-            obj_dir[:pre] = _tree_choice(tree, pre, place) if pre > tree - 1 or pre == 0 else _distinct(tree, pre, place)
+            obj_dir[:pre] = (
+                _tree_choice(tree, pre, place) if pre > tree - 1 or pre == 0 else _distinct(tree, pre, place)
+            )
         obj_dir[pre:] = np.arange(next_made, next_made + made.size)
         out.made_parent.append(_tree_choice(tree, made.size, place))
         out.made_type.append(np.full(made.size, t.id, dtype=np.int64))

@@ -159,7 +159,7 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
     eff = effective_profile(profile, options)
     window_us = int(tables.manifest.get("window_ms", 0)) * 1000
     f = file_features(tables, [t.id for t in eff.file_types if t.commands is not None])
-    shares = command_shares(tables) if any(t.commands is not None or t.kind == "directory" for t in eff.types) else {}
+    cmd_shares = command_shares(tables) if any(t.commands is not None or t.kind == "directory" for t in eff.types) else {}
     notes: list[str] = []
     timing = window_us > 0
     if not timing:
@@ -194,10 +194,10 @@ def validate_profile(tables: Schedule, profile: WorkloadProfile) -> dict[str, An
         row["creates_target"] = int(round(t.weight * eff.total_creates))
         row["files"] = view.n_files
         if t.commands is not None:
-            row["commands"] = _command_rows(t, shares.get(t.id, {}))
+            row["commands"] = _command_rows(t, cmd_shares.get(t.id, {}))
         types[str(t.id)] = row
     for t in eff.directory_types:
-        types[str(t.id)] = _directory_row(t, tables, shares.get(t.id, {}), eff.created_directories)
+        types[str(t.id)] = _directory_row(t, tables, cmd_shares.get(t.id, {}), eff.created_directories)
 
     cut = [f"{tid} ({share:.0%})" for tid, share in cut_spans if share > CUT_SPAN_NOTE]
     if timing and cut:

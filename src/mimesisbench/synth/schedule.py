@@ -26,6 +26,12 @@ from mimesisbench.errors import ScheduleError
 from mimesisbench.native import native_module
 from mimesisbench.profile.schema import WorkloadProfile
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.directories import (
+    created_dir_lives,
+    directory_objects,
+    pathless_events,
+    place_in_new_dirs,
+)
 from mimesisbench.synth.namespace import (
     DirIndex,
     Namespace,
@@ -37,12 +43,6 @@ from mimesisbench.synth.namespace import (
     synthetic_tree,
 )
 from mimesisbench.synth.options import GenerateOptions, effective_profile, window_ms
-from mimesisbench.synth.directories import (
-    created_dir_lives,
-    directory_objects,
-    pathless_events,
-    place_in_new_dirs,
-)
 from mimesisbench.synth.shared_ops import dir_generations, file_generations, shared_operations, target_kinds
 from mimesisbench.synth.streams import NEVER, RANK, RANK_BITS, creation_times, type_events
 

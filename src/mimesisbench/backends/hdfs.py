@@ -94,7 +94,15 @@ from typing import Any, ClassVar, NoReturn
 import polars as pl
 
 from mimesisbench.backends import safety
-from mimesisbench.backends.base import SET_TIMES_NS, Backend, Capabilities, Inspection, Outcome, SyncOp, classify_oserror
+from mimesisbench.backends.base import (
+    SET_TIMES_NS,
+    Backend,
+    Capabilities,
+    Inspection,
+    Outcome,
+    SyncOp,
+    classify_oserror,
+)
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
 from mimesisbench.schedule.format import OpCode
 

@@ -185,7 +185,8 @@ class NativeLaneRunner:
     ``run(ops, due_ns, offsets, data, offsets2, data2, start_ns, end_ns, outcome, *, origin_ns,
     max_drift_ns, paced, spin_ns, stop, progress)`` replays one lane with the GIL released and
     returns ``(status, count, behind_ns, message)``, status one of ``done``, ``stopped``,
-    ``drift``, ``failed``. ``stop_flag()`` makes the flag shared by a worker's lanes (``set()``,
+    ``drift``, ``failed``. It knows the operations ``ops`` only (the worker uses the Python lanes
+    when any other is among its events). ``stop_flag()`` makes the flag shared by a worker's lanes (``set()``,
     ``is_set()``), ``progress()`` one lane's published count (``.count``).
     """
 
@@ -194,6 +195,8 @@ class NativeLaneRunner:
     run: Callable[..., tuple[str, int, int, str]]
     stop_flag: Callable[[], Any]
     progress: Callable[[], Any]
+    #: the op codes it performs; a worker with any other operation replays in Python lanes
+    ops: frozenset[OpCode] = V1_COMMANDS
 
 
 class Backend(ABC):

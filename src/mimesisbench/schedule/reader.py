@@ -12,8 +12,9 @@ replay workers) goes through ``read_schedule``, so a schedule that passes is saf
   ``.`` or ``..`` component, no NUL); paths are unique; a pre-existing directory's parent is
   pre-existing;
 * files: dense ids from 0; each in a listed directory (a pre-existing one if the file is);
-* events: known op codes; times in ``[0, MAX_TIME_US]``; unique ``seq``; every target names a
-  listed file (file operations, of the same type) or directory (directory operations).
+* events: known op codes (version 1: codes 1-9 only; version 2: every ``OpCode``); times in ``[0, MAX_TIME_US]``; unique ``seq``; every target names a
+  listed file (file operations, of the same type) or directory (directory operations), or for
+  ``NAMENODE`` an entry of the manifest's ``pathless_commands`` (a list).
 
 A failed check raises ``ScheduleError`` (exit 4) naming the file and the column. Nothing here
 imports the generator: replay workers load this module alone.
@@ -37,10 +38,14 @@ from mimesisbench.schedule.format import (
     FILES,
     MANIFEST,
     MAX_TIME_US,
+    READABLE_SCHEDULE_VERSIONS,
     SCHEDULE_FORMAT,
     SCHEDULE_VERSION,
     OpCode,
 )
+
+#: the op codes a schedule of each readable version may hold (version 1: codes 1-9)
+VERSION_OPS: dict[int, frozenset[OpCode]] = {1: frozenset(o for o in OpCode if int(o) <= 9), 2: frozenset(OpCode)}
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ _MANIFEST_KEYS: dict[str, tuple[type, ...]] = {
     "profile": (dict,),
     "notes": (list,),
     "profile_hash": (str,),
+    "pathless_commands": (list,),
 }
 
 #: at most this many bytes of manifest are read (a real one is a few kB)
@@ -144,11 +150,15 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:
         raise _fail(p, MANIFEST, f"not valid JSON ({str(exc)[:120]})") from None
     ours = isinstance(manifest, dict) and manifest.get("format") == SCHEDULE_FORMAT
-    if not ours or manifest.get("version") != SCHEDULE_VERSION:
+    version = manifest.get("version") if ours else None
+    if not ours or isinstance(version, bool) or version not in READABLE_SCHEDULE_VERSIONS:
         found = manifest if isinstance(manifest, dict) else {}
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > SCHEDULE_VERSION
+        hint = "; it was written by a newer MimesisBench: upgrade it" if newer else ""
+        readable = " or ".join(str(v) for v in READABLE_SCHEDULE_VERSIONS)
         raise ScheduleError(
-            f"{p}: {MANIFEST} is not a {SCHEDULE_FORMAT} version {SCHEDULE_VERSION} manifest "
-            f"(format {found.get('format')!r:.60}, version {found.get('version')!r:.60})"
+            f"{p}: {MANIFEST} is not a {SCHEDULE_FORMAT} version {readable} manifest "
+            f"(format {found.get('format')!r:.60}, version {found.get('version')!r:.60}){hint}"
         )
     for key, types in _MANIFEST_KEYS.items():
         if key in manifest and (not isinstance(manifest[key], types) or isinstance(manifest[key], bool)):
@@ -286,7 +296,9 @@ def _check_files(root: Path, files: pl.DataFrame, dirs: pl.DataFrame) -> pl.Data
     return files
 
 
-def _check_events(root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
+def _check_events(
+    root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: pl.DataFrame, manifest: dict[str, Any]
+) -> pl.DataFrame:
     where = EVENTS
     if events.height == 0:
         return events
@@ -296,26 +308,35 @@ def _check_events(root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: p
         bad = lo if lo < 0 else hi
         raise _fail(root, f"{where} column time_us", f"time {bad} us is out of range [0, {MAX_TIME_US}]")
     op = events.get_column("op").to_numpy()
-    known = np.array([int(o) for o in OpCode])
+    version = int(manifest.get("version", SCHEDULE_VERSION))
+    known = np.array(sorted(int(o) for o in VERSION_OPS.get(version, frozenset(OpCode))))
     unknown = ~np.isin(op, known)
     if unknown.any():
-        raise _fail(root, f"{where} column op", f"unknown op code {int(op[unknown][0])}")
+        code = int(op[unknown][0])
+        why = f"unknown op code {code}"
+        if version < SCHEDULE_VERSION and code in {int(o) for o in OpCode}:
+            why += f" for a version {version} schedule (it holds codes {int(known.min())}-{int(known.max())})"
+        raise _fail(root, f"{where} column op", why)
     if events.get_column("seq").n_unique() != events.height:
         raise _fail(root, f"{where} column seq", "a seq is repeated")
     target = events.get_column("target").to_numpy()
     on_dir = np.isin(op, [int(o) for o in OpCode if o.on_directory])
-    limit = np.where(on_dir, dirs.height, files.height)
+    pathless = op == int(OpCode.NAMENODE)
+    n_pathless = len(manifest.get("pathless_commands") or [])
+    limit = np.where(pathless, n_pathless, np.where(on_dir, dirs.height, files.height))
     outside = (target < 0) | (target >= limit)
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
-        kind = "directory" if on_dir[k] else "file"
+        kind, table = ("directory", DIRECTORIES) if on_dir[k] else ("file", FILES)
+        if pathless[k]:
+            kind, table = "pathless command", f"{MANIFEST} key 'pathless_commands' ({n_pathless} entries)"
         raise _fail(
             root, f"{where} column target",
             f"event seq {events.get_column('seq')[k]} ({OpCode(int(op[k])).label}) names {kind} {int(target[k])}, "
-            f"not listed in {DIRECTORIES if on_dir[k] else FILES}",
+            f"not listed in {table}",
         )
     etype = events.get_column("type").to_numpy()
-    on_file = ~on_dir
+    on_file = ~on_dir & ~pathless
     if on_file.any():
         ftype = files.get_column("type").to_numpy()
         wrong = np.flatnonzero(on_file & (etype != ftype[np.where(on_file, target, 0)]))
@@ -336,7 +357,7 @@ def read_schedule(path: str | Path) -> Schedule:
     manifest = read_manifest(p)
     dirs = _check_directories(p, _read_table(p, DIRECTORIES))
     files = _check_files(p, _read_table(p, FILES), dirs)
-    events = _check_events(p, _read_table(p, EVENTS), dirs, files)
+    events = _check_events(p, _read_table(p, EVENTS), dirs, files, manifest)
     return Schedule(root=p, manifest=manifest, directories=dirs, files=files, events=events)
 
 

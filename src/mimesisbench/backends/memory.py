@@ -46,7 +46,12 @@ class FileNode:
     xattrs: dict[str, bytes] = field(default_factory=dict)
 
 
-Tree = dict[str, "Tree | FileNode"]
+class Tree(dict[str, "Tree | FileNode"]):
+    """A directory of the reference namespace: its entries, plus its extended attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.xattrs: dict[str, bytes] = {}
 
 #: the reference performs every command with a path; ``CONCAT`` (no sources in a schedule) runs as ``APPEND``
 MEMORY_CAPABILITIES = Capabilities(
@@ -71,7 +76,7 @@ class MemoryBackend(Backend):
 
     def __init__(self, url: str = "memory") -> None:
         super().__init__(url)
-        self.root: Tree = {}
+        self.root: Tree = Tree()
         self._lock = threading.Lock()
         self._marker: str | None = None
 
@@ -181,7 +186,7 @@ class MemoryBackend(Backend):
             parent, name = self._parent(path)
             if name in parent:
                 raise _err(errno.EEXIST, path)
-            parent[name] = {}
+            parent[name] = Tree()
 
     def rename(self, src: str, dst: str) -> None:
         with self._lock:
@@ -250,7 +255,7 @@ class MemoryBackend(Backend):
             parent, name = self._parent(path)
             child = parent.get(name, _MISSING)
             if child is _MISSING:
-                parent[name] = {}
+                parent[name] = Tree()
             elif isinstance(child, FileNode):
                 raise _err(errno.EEXIST, path)
 
@@ -266,14 +271,11 @@ class MemoryBackend(Backend):
 
     def set_xattr(self, path: str) -> None:
         with self._lock:
-            node = self._stat(path)
-            if isinstance(node, FileNode):
-                node.xattrs[XATTR_NAME] = XATTR_VALUE
+            self._stat(path).xattrs[XATTR_NAME] = XATTR_VALUE
 
     def list_xattrs(self, path: str) -> list[str]:
         with self._lock:
-            node = self._stat(path)
-            return sorted(node.xattrs) if isinstance(node, FileNode) else []
+            return sorted(self._stat(path).xattrs)
 
     def inspect(self, path: Any) -> Inspection:
         with self._lock:

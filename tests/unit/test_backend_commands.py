@@ -142,3 +142,21 @@ def test_the_command_table_finds_a_command_that_does_not_happen(cls: type, case:
     found = next(c for c in CASES if c.name == case)
     with pytest.raises(ConformanceError, match=message):
         run_case(lambda: (cls(), lambda: None), found)
+
+
+def test_the_terminal_and_html_reports_show_skipped_and_mapped_commands(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from mimesisbench.report.build import build_report
+    from mimesisbench.results.table import summary_table
+
+    summary, _ = _run(tmp_path, f"posix:{tmp_path / 'base'}")
+    console = Console(record=True, width=200)
+    console.print(summary_table(summary))
+    text = console.export_text()
+    assert "concat (as append)" in text and "set_storage_policy (skipped)" in text and "namenode (skipped)" in text
+    assert "2 skipped (the backend cannot perform them)" in text
+    run_dir = next((tmp_path / "runs").iterdir())
+    html = build_report([run_dir], tmp_path / "report").html_path.read_text(encoding="utf-8")
+    assert "Commands mapped or skipped by the backend" in html and "performed as append" in html
+    assert "skipped: 1 not issued" in html

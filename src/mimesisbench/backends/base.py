@@ -355,9 +355,8 @@ class Backend(ABC):
         if not self.is_async:
             raise TypeError(f"{type(self).__name__} is not an async backend")
         renames = (OpCode.RENAME_FILE, OpCode.RENAME_DIR)
-        table: dict[OpCode, AsyncOp] = {
-            op: getattr(self, f"aio_{op.label}") for op in self.capabilities.commands if op not in renames
-        }
+        found = {op: getattr(self, f"aio_{op.label}", None) for op in self.capabilities.commands if op not in renames}
+        table: dict[OpCode, AsyncOp] = {op: fn for op, fn in found.items() if fn is not None}
         aio_rename = getattr(self, "aio_rename")  # noqa: B009 - only async subclasses define it
 
         async def rename_pair(pair: tuple[str, str]) -> None:

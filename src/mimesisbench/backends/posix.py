@@ -52,6 +52,8 @@ import errno
 import os
 import shutil
 import stat
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import polars as pl
@@ -200,7 +202,7 @@ POSIX_SKIPPED = frozenset({
     OpCode.SET_REPLICATION, OpCode.SET_STORAGE_POLICY, OpCode.SET_STORAGE_POLICY_DIR,
     OpCode.GET_STORAGE_POLICY, OpCode.GET_STORAGE_POLICY_DIR, OpCode.NAMENODE,
 })
-POSIX_MAPPED = {OpCode.CONCAT: OpCode.APPEND}
+POSIX_MAPPED: Mapping[OpCode, OpCode] = MappingProxyType({OpCode.CONCAT: OpCode.APPEND})
 
 
 def posix_capabilities(xattrs: bool) -> Capabilities:

@@ -542,7 +542,8 @@ class HdfsBackend(Backend):
         replication = self._replication
         if replication is None:  # not known: the file's own (one more RPC)
             replication = self._call(self._client.get_file_info, path).replication or 1
-        self._call(self._client.set_replication, path, replication)
+        if not self._call(self._client.set_replication, path, replication):
+            raise _not_found(path)  # HDFS answers false for a missing file (or a directory)
 
     def append(self, path: str) -> None:
         self._call(lambda: self._client.append(path).close())
@@ -698,7 +699,8 @@ class HdfsBackend(Backend):
         replication = self._replication
         if replication is None:
             replication = (await self._acall(self._aclient.get_file_info, path)).replication or 1
-        await self._acall(self._aclient.set_replication, path, replication)
+        if not await self._acall(self._aclient.set_replication, path, replication):
+            raise _not_found(path)
 
     async def aio_append(self, path: str) -> None:
         try:

@@ -178,7 +178,7 @@ class RunSummary(_Record):
     lateness_ms: Times = Field(default_factory=Times)
     operations: dict[str, GroupStats] = Field(default_factory=dict)
     types: dict[str, GroupStats] = Field(default_factory=dict)
-    operations_skipped: NonNegativeInt = Field(0, description="scheduled operations the backend cannot perform (not issued)")
+    operations_skipped: NonNegativeInt = Field(default=0, description="scheduled operations the backend cannot perform (not issued)")
     skipped: dict[str, NonNegativeInt] = Field(
         default_factory=dict, description="per command: scheduled operations the backend skipped (not issued)"
     )

@@ -19,10 +19,11 @@ from hdfs_native import Client
 
 from mimesisbench.backends.base import Backend, Outcome
 from mimesisbench.backends.conformance import CASES, Case, check_random_sequences, run_case
-from mimesisbench.backends.hdfs import HdfsBackend, HdfsUrl
+from mimesisbench.backends.hdfs import HDFS_CAPABILITIES, HdfsBackend, HdfsUrl
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
 from mimesisbench.hdfs.cluster import LocalHdfs
+from mimesisbench.schedule.format import OpCode
 
 pytestmark = pytest.mark.integration
 
@@ -53,9 +54,58 @@ def _factory(cluster: LocalHdfs) -> Callable[[], tuple[Backend, Callable[[], Non
     return make
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+HDFS_CASES = [c for c in CASES if c.applies_to(HDFS_CAPABILITIES)]
+
+
+@pytest.mark.parametrize("case", HDFS_CASES, ids=[c.name for c in HDFS_CASES])
 def test_conformance_case(local_hdfs: LocalHdfs, case: Case) -> None:
-    assert run_case(_factory(local_hdfs), case), f"{case.name} should apply to hdfs (it claims every capability)"
+    assert run_case(_factory(local_hdfs), case), f"{case.name} should apply to hdfs"
+
+
+def test_format_2_commands_async_agree_with_sync_and_audit_their_cmd(local_hdfs: LocalHdfs) -> None:
+    """Every command hdfs performs or maps, through ``async_ops`` and ``sync_ops`` on twin objects:
+    the same outcomes, and the NameNode audits the documented command."""
+    backend, cleanup = _factory(local_hdfs)()
+    assert isinstance(backend, HdfsBackend)
+    base = backend.base
+    sync, aio = backend.sync_ops(), backend.async_ops()
+    ops = [op for op in OpCode if int(op) > 9 and not HDFS_CAPABILITIES.skips(op)]
+    for side in ("s", "a"):
+        backend.mkdirs(f"{base}/{side}")
+        for op in ops:
+            backend.mkdirs(f"{base}/{side}/{op.label}")
+            backend.create(f"{base}/{side}/{op.label}/f")
+
+    def target(side: str, op: OpCode) -> str:
+        return f"{base}/{side}/{op.label}" + ("" if op.on_directory else "/f")
+
+    def outcome_of(call: Callable[[], object]) -> Outcome:
+        try:
+            call()
+        except backend.op_errors as exc:
+            return backend.classify(exc)
+        return Outcome.OK
+
+    async def run_async() -> list[Outcome]:
+        got = []
+        for op in ops:
+            try:
+                await aio[op](target("a", op))
+                got.append(Outcome.OK)
+            except backend.op_errors as exc:
+                got.append(backend.classify(exc))
+        return got
+
+    try:
+        by_sync = [outcome_of(lambda op=op: sync[op](target("s", op))) for op in ops]  # type: ignore[misc]
+        assert by_sync == [Outcome.OK] * len(ops), dict(zip([o.label for o in ops], by_sync))
+        assert asyncio.run(run_async()) == by_sync
+        seen = {cmd for cmd, src, _ in _audit(local_hdfs.audit_log, f"{base}/s/")}
+        for op in ops:
+            performed = HDFS_CAPABILITIES.performed_as(op)
+            assert performed is not None and performed.audit_cmd in seen, op.label
+    finally:
+        cleanup()
 
 
 def test_random_sequences_agree_with_the_reference(local_hdfs: LocalHdfs) -> None:

@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 from tests.unit.test_run_schedules import workload
 
+from mimesisbench.backends.base import FILE_SYSTEM, Capabilities
 from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.errors import SafetyError
 from mimesisbench.results import rundir
@@ -29,6 +30,10 @@ class AsyncMemoryBackend(MemoryBackend):
 
     is_async: ClassVar[bool] = True
     default_concurrency: ClassVar[int] = 8
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return FILE_SYSTEM  # the commands of format version 1: the coroutines below
 
     async def aio_create(self, path: str) -> None:
         await asyncio.sleep(0)

@@ -87,6 +87,18 @@ CORRUPTIONS: list[tuple[str, Edit, str]] = [
     ("window_ms a string", _manifest_key("window_ms", "soon"), "manifest.json key 'window_ms': expected int"),
     ("options a list", _manifest_key("options", [1]), "manifest.json key 'options': expected dict"),
     ("seed a float", _manifest_key("seed", 1.5), "manifest.json key 'seed'"),
+    ("op 10 in a version 1 schedule",
+     lambda root: (_manifest_key("version", 1)(root), _table(EVENTS, lambda f: f.with_columns(
+         pl.when(pl.col("op") == int(OpCode.GETFILEINFO)).then(int(OpCode.GETFILEINFO_DIR)).otherwise(pl.col("op"))
+         .cast(pl.UInt8).alias("op")))(root)),
+     "events.parquet column op: unknown op code 10 for a version 1 schedule \\(it holds codes 1-9\\)"),
+    ("a newer version", _manifest_key("version", 3), "version 1 or 2 manifest .*newer MimesisBench: upgrade it"),
+    ("pathless command out of range",
+     lambda root: (_manifest_key("pathless_commands", ["getDatanodeReport"])(root), _table(EVENTS, lambda f: f.with_columns(
+         pl.when(pl.col("op") == int(OpCode.OPEN)).then(int(OpCode.NAMENODE)).otherwise(pl.col("op")).cast(pl.UInt8)
+         .alias("op"),
+         pl.when(pl.col("op") == int(OpCode.OPEN)).then(1).otherwise(pl.col("target")).alias("target")))(root)),
+     "names pathless command 1, not listed in manifest.json key 'pathless_commands' \\(1 entries\\)"),
     ("deep manifest", _manifest('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"), "manifest.json: not valid JSON"),
 ]
 
@@ -171,3 +183,28 @@ def test_the_format_package_loads_without_the_generator() -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(mimesisbench.__file__).resolve().parents[1])}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert proc.stdout.strip() == ""
+
+
+def test_version_1_and_2_schedules_read_and_pathless_commands_are_targets(tmp_path: Path) -> None:
+    """Version 1 (codes 1-9) still reads; a NAMENODE event names an entry of ``pathless_commands``
+    and gets the base as its path (no file or directory)."""
+    root = workload(tmp_path / "s", files_per_type=3)
+    data = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    data["version"] = 1
+    (root / MANIFEST).write_text(json.dumps(data), encoding="utf-8")
+    assert load_schedule(root).manifest["version"] == 1
+    data.update(version=2, pathless_commands=["getDatanodeReport", "getServerDefaults"])
+    (root / MANIFEST).write_text(json.dumps(data), encoding="utf-8")
+    events = pl.read_parquet(root / EVENTS)
+    extra = pl.DataFrame(
+        {"time_us": [5, 6], "op": [int(OpCode.NAMENODE)] * 2, "type": [0, 0], "target": [1, 0],
+         "generation": [0, 0], "seq": [10_000, 10_001]},
+        schema=events.schema,
+    )
+    pl.concat([events, extra]).sort("time_us", "seq").write_parquet(root / EVENTS)
+    schedule = load_schedule(root)
+    from mimesisbench.schedule.paths import event_paths, owner_columns
+
+    rows = event_paths(schedule).filter(pl.col("op") == int(OpCode.NAMENODE))
+    assert rows["path"].to_list() == ["/", "/"] and rows["file_type"].null_count() == 2
+    assert owner_columns(schedule).filter(pl.col("op") == int(OpCode.NAMENODE))["file_type"].null_count() == 2

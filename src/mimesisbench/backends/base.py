@@ -38,10 +38,10 @@ from __future__ import annotations
 import errno
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import polars as pl
 
@@ -82,33 +82,97 @@ def classify_oserror(exc: BaseException) -> Outcome:
     return Outcome.OTHER
 
 
+#: the operations of schedule format version 1 (op codes 1-9): what every backend implements
+V1_COMMANDS: frozenset[OpCode] = frozenset(op for op in OpCode if int(op) <= 9)
+#: the instant SET_TIMES sets (modification and access time): 2000-01-01T00:00:00Z, in ns (a fixed
+#: value, so the effect is visible and repeating it does not make the namespace drift)
+SET_TIMES_NS = 946_684_800 * 10**9
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """What one backend instance does (``Backend.capabilities``; checked by ``backends.conformance``).
+    """What one backend instance does with each operation (``Backend.capabilities``; checked by
+    ``backends.conformance``). Every op code is in exactly one of three sets:
 
-    ``commands``: the operations it performs against the system under test; any other one is
-    accepted and does nothing (still timed and counted by the replay). ``directories``: directories
-    are objects (made by ``mkdirs``, needed below them, listed, renamed with their contents);
-    without them, names are flat keys (an object store). ``atomic_rename``: a rename is one step
-    (onto an existing name it fails with ``exists``; a directory moves with its subtree), not a
-    copy and a delete.
+    * ``commands``: performed against the system under test (timed and counted by the replay);
+    * ``mapped``: performed as a documented *nearest* operation (``mapped[op]``, itself one of the
+      ``commands``): timed and counted under its own label, the summary says what it ran as;
+    * ``skipped``: not performed at all: the replay does not issue it and counts it as skipped per
+      command (summary ``skipped``); a run says so at start. Default: every op neither performed
+      nor mapped.
+
+    A stateless backend (``null``) has all three empty: it accepts every operation and does nothing
+    (each is still timed and counted; that is what it measures).
+
+    ``directories``: directories are objects (made by ``mkdirs``, needed below them, listed,
+    renamed with their contents); without them, names are flat keys (an object store).
+    ``atomic_rename``: a rename is one step (onto an existing name it fails with ``exists``; a
+    directory moves with its subtree), not a copy and a delete.
     """
 
-    commands: frozenset[OpCode] = frozenset(OpCode)
+    commands: frozenset[OpCode] = V1_COMMANDS
     directories: bool = True
     atomic_rename: bool = True
+    mapped: Mapping[OpCode, OpCode] = field(default_factory=dict)
+    skipped: frozenset[OpCode] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "commands", frozenset(OpCode(op) for op in self.commands))
+        commands = frozenset(OpCode(op) for op in self.commands)
+        mapped = {OpCode(k): OpCode(v) for k, v in dict(self.mapped).items()}
+        object.__setattr__(self, "commands", commands)
+        object.__setattr__(self, "mapped", MappingProxyType(mapped))
+        bad = sorted(op.label for op, to in mapped.items() if op in commands or to not in commands)
+        if bad:
+            raise ValueError(f"mapped operations must map a command not performed to one performed: {', '.join(bad)}")
+        if self.skipped is None:
+            skipped = frozenset(OpCode) - commands - frozenset(mapped)
+        else:
+            skipped = frozenset(OpCode(op) for op in self.skipped)
+            both = sorted(op.label for op in skipped & (commands | frozenset(mapped)))
+            if both:
+                raise ValueError(f"operations both skipped and performed: {', '.join(both)}")
+        object.__setattr__(self, "skipped", skipped)
+
+    def __hash__(self) -> int:
+        return hash((self.commands, self.directories, self.atomic_rename, tuple(sorted(self.mapped.items()))))
 
     def performs(self, op: OpCode) -> bool:
         return op in self.commands
 
+    def skips(self, op: OpCode) -> bool:
+        """True when the replay does not issue ``op`` (counted as skipped)."""
+        return op in (self.skipped or frozenset())
 
-#: a file system: every command, directories, atomic renames (``Backend.capabilities``' default)
+    def performed_as(self, op: OpCode) -> OpCode | None:
+        """The operation ``op`` is performed as: itself, its nearest operation, None when skipped
+        (or when nothing is performed: a stateless backend)."""
+        if op in self.commands:
+            return op
+        return self.mapped.get(op)
+
+
+#: a file system with the operations of format version 1 (``Backend.capabilities``' default)
 FILE_SYSTEM = Capabilities()
-#: performs nothing (``null``)
-NOTHING = Capabilities(commands=frozenset(), directories=False, atomic_rename=False)
+#: performs nothing and skips nothing: every operation is accepted and timed (``null``)
+NOTHING = Capabilities(commands=frozenset(), directories=False, atomic_rename=False, skipped=frozenset())
+
+
+def _noop(_arg: object) -> None:
+    """What an operation the backend does not perform runs as when issued anyway."""
+
+
+async def _aio_noop(_arg: object) -> None:
+    """The async twin of ``_noop``."""
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What ``Backend.inspect`` sees of one path (for the conformance suite's effect checks)."""
+
+    is_dir: bool
+    size: int
+    mtime_ns: int | None = None  # None: the backend has no modification time
+
 
 SyncOp = Callable[[Any], object]
 AsyncOp = Callable[[Any], Awaitable[object]]
@@ -121,7 +185,8 @@ class NativeLaneRunner:
     ``run(ops, due_ns, offsets, data, offsets2, data2, start_ns, end_ns, outcome, *, origin_ns,
     max_drift_ns, paced, spin_ns, stop, progress)`` replays one lane with the GIL released and
     returns ``(status, count, behind_ns, message)``, status one of ``done``, ``stopped``,
-    ``drift``, ``failed``. ``stop_flag()`` makes the flag shared by a worker's lanes (``set()``,
+    ``drift``, ``failed``. It knows the operations ``ops`` only (the worker uses the Python lanes
+    when any other is among its events). ``stop_flag()`` makes the flag shared by a worker's lanes (``set()``,
     ``is_set()``), ``progress()`` one lane's published count (``.count``).
     """
 
@@ -130,6 +195,8 @@ class NativeLaneRunner:
     run: Callable[..., tuple[str, int, int, str]]
     stop_flag: Callable[[], Any]
     progress: Callable[[], Any]
+    #: the op codes it performs; a worker with any other operation replays in Python lanes
+    ops: frozenset[OpCode] = V1_COMMANDS
 
 
 class Backend(ABC):
@@ -248,10 +315,17 @@ class Backend(ABC):
     def getfileinfo(self, path: str) -> None:
         """Read a file's metadata."""
 
+    def inspect(self, path: Any) -> Inspection | None:
+        """What the backend sees at a native ``path`` (raises like ``getfileinfo`` when missing);
+        None when it cannot tell (the conformance suite then skips its effect checks)."""
+        return None
+
     # ------------------------------------------------------------------ dispatch
 
-    def sync_ops(self) -> dict[OpCode, SyncOp]:
-        """One single-argument callable per op code (rename takes a ``(src, dst)`` tuple)."""
+    def operation_table(self) -> dict[OpCode, SyncOp]:
+        """One single-argument callable per operation the backend performs (rename takes a
+        ``(src, dst)`` tuple). The default: the eight methods of format version 1; a backend that
+        performs more adds its own (see ``sync_ops`` for what happens to the others)."""
         rename = self.rename
 
         def rename_pair(pair: tuple[str, str]) -> None:
@@ -269,13 +343,20 @@ class Backend(ABC):
             OpCode.GETFILEINFO: self.getfileinfo,
         }
 
-    def async_ops(self) -> dict[OpCode, AsyncOp]:
-        """Like ``sync_ops`` for async backends: ``aio_<name>`` coroutine functions."""
+    def sync_ops(self) -> dict[OpCode, SyncOp]:
+        """The replay's dispatch table: a callable for every op code. A performed command runs its
+        own operation, a mapped one its nearest operation's (``Capabilities.mapped``), any other
+        does nothing (the replay does not issue skipped ones at all)."""
+        return complete_table(self.operation_table(), self.capabilities, _noop)
+
+    def async_operation_table(self) -> dict[OpCode, AsyncOp]:
+        """Like ``operation_table`` for async backends: ``aio_<label>`` coroutine functions of
+        the performed commands (``aio_rename(src, dst)`` for both renames)."""
         if not self.is_async:
             raise TypeError(f"{type(self).__name__} is not an async backend")
         renames = (OpCode.RENAME_FILE, OpCode.RENAME_DIR)
-        # every other op's label is its method's name (aio_create, aio_list_file, ...)
-        table: dict[OpCode, AsyncOp] = {op: getattr(self, f"aio_{op.label}") for op in OpCode if op not in renames}
+        found = {op: getattr(self, f"aio_{op.label}", None) for op in self.capabilities.commands if op not in renames}
+        table: dict[OpCode, AsyncOp] = {op: fn for op, fn in found.items() if fn is not None}
         aio_rename = getattr(self, "aio_rename")  # noqa: B009 - only async subclasses define it
 
         async def rename_pair(pair: tuple[str, str]) -> None:
@@ -284,3 +365,23 @@ class Backend(ABC):
         table[OpCode.RENAME_FILE] = rename_pair
         table[OpCode.RENAME_DIR] = rename_pair
         return table
+
+    def async_ops(self) -> dict[OpCode, AsyncOp]:
+        """Like ``sync_ops`` for async backends (``async_operation_table`` completed the same way)."""
+        return complete_table(self.async_operation_table(), self.capabilities, _aio_noop)
+
+
+_Fn = TypeVar("_Fn")
+
+
+def complete_table(performed: Mapping[OpCode, _Fn], caps: Capabilities, noop: _Fn) -> dict[OpCode, _Fn]:
+    """A callable for every op code: ``performed[op]`` for a command, ``performed[mapped[op]]``
+    for a mapped one, ``noop`` otherwise (raises ``TypeError`` naming a command without one)."""
+    missing = sorted(op.label for op in caps.commands if op not in performed)
+    if missing:
+        raise TypeError(f"the backend claims {', '.join(missing)} but has no operation for it")
+    table: dict[OpCode, _Fn] = {}
+    for op in OpCode:
+        target = caps.performed_as(op)
+        table[op] = noop if target is None else performed[target]
+    return table

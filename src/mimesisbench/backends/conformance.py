@@ -18,9 +18,19 @@ or, in pytest, one test per case (``CASES``, each through ``run_case``) plus
 
 What is checked is what the backend's ``capabilities`` claim (``Capabilities``):
 
+* every op code is performed (``commands``), mapped to a performed nearest operation (``mapped``)
+  or skipped (``skipped``), exactly one of the three (a stateless backend: none of them);
 * ``commands``: the operations it performs. Each one must give the reference's outcome
-  (``Outcome``), and listings must agree; an operation it does not perform must be accepted
-  (no exception) and have no effect.
+  (``Outcome``), and listings must agree; the *command table* (one case per op code,
+  ``command_<label>``) checks that each claimed command really happens: ``set_times`` sets the
+  modification time (``SET_TIMES_NS``, where ``Backend.inspect`` tells), ``truncate`` leaves an
+  empty file, ``append`` keeps it, ``create_overwrite`` succeeds on an existing file and makes a
+  missing one, ``mkdirs_existing`` succeeds on an existing directory, ``delete_dir`` removes a
+  tree, ``set_xattr`` is listed by ``list_xattrs``, and every reading command (and every write
+  to the value an object has) succeeds on an existing object, fails with ``not_found`` on a
+  missing one and changes no listing;
+* ``mapped``: a mapped command gives its nearest operation's outcome;
+* an operation neither performed nor mapped must be accepted (no exception) and have no effect.
 * ``directories``: directories are objects: ``mkdirs`` makes one (``exists`` the second time), a
   file cannot be created below a missing one (``not_found``), a listing names its entries. A
   backend without directories is only exercised with files at the base.
@@ -43,7 +53,7 @@ from typing import Any
 
 import polars as pl
 
-from mimesisbench.backends.base import Backend, Capabilities, Outcome
+from mimesisbench.backends.base import SET_TIMES_NS, Backend, Capabilities, Outcome
 from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.schedule.format import OpCode
 
@@ -135,7 +145,16 @@ def check_capabilities(backend: Backend) -> None:
     dir_ops = sorted(op.label for op in caps.commands if op in (Op.MKDIRS, Op.RENAME_DIR))
     if dir_ops and not caps.directories:
         raise ConformanceError(f"{', '.join(dir_ops)} performed, but the capabilities have no directories")
-    missing = [op.label for op in OpCode if op not in backend.sync_ops()]
+    if not backend.stateless:
+        covered = caps.commands | frozenset(caps.mapped) | (caps.skipped or frozenset())
+        loose = sorted(op.label for op in OpCode if op not in covered)
+        if loose:
+            raise ConformanceError(f"capabilities neither perform, map nor skip {', '.join(loose)}")
+    try:
+        table = backend.sync_ops()
+    except TypeError as exc:
+        raise ConformanceError(str(exc)) from None
+    missing = [op.label for op in OpCode if op not in table]
     if missing:
         raise ConformanceError(f"sync_ops() lacks {', '.join(missing)}")
 
@@ -217,9 +236,9 @@ def _delete_one_file(t: Target) -> None:
 
 
 def _unperformed_are_accepted(t: Target) -> None:
-    """Every command the backend does not perform returns (any path, twice) without effect."""
+    """Every command the backend neither performs nor maps returns (any path, twice) without effect."""
     for op in OpCode:
-        if t.performs(op):
+        if t.performs(op) or op in t.caps.mapped:
             continue
         args = ("/x", "/y") if op in (Op.RENAME_FILE, Op.RENAME_DIR) else ("/x",)
         for _ in range(2):
@@ -231,6 +250,116 @@ def _unperformed_are_accepted(t: Target) -> None:
                     f"{type(exc).__name__}: {exc}"
                 ) from None
 
+
+# ---------------------------------------------------------------------------------- the command table
+
+#: commands that read an object, or write the value it has: no visible effect
+_NO_EFFECT: frozenset[OpCode] = frozenset({
+    Op.GETFILEINFO, Op.GETFILEINFO_DIR, Op.CONTENT_SUMMARY, Op.CONTENT_SUMMARY_DIR, Op.SET_PERMISSION,
+    Op.SET_PERMISSION_DIR, Op.SET_OWNER, Op.SET_OWNER_DIR, Op.SET_REPLICATION, Op.SET_STORAGE_POLICY,
+    Op.SET_STORAGE_POLICY_DIR, Op.GET_STORAGE_POLICY, Op.GET_STORAGE_POLICY_DIR, Op.GET_ACL_STATUS,
+    Op.GET_ACL_STATUS_DIR, Op.CHECK_ACCESS, Op.CHECK_ACCESS_DIR, Op.LIST_XATTRS, Op.LIST_XATTRS_DIR,
+    Op.GET_XATTRS, Op.GET_XATTRS_DIR, Op.OPEN, Op.LIST_FILE,
+})
+
+
+def _object(t: Target, op: OpCode) -> tuple[str, str]:
+    """``/d`` with a file ``/d/f`` in it; the path ``op`` works on and a missing one of its kind."""
+    t.expect(Op.MKDIRS, Outcome.OK, "/d")
+    t.expect(Op.CREATE, Outcome.OK, "/d/f")
+    return ("/d", "/nodir") if op.on_directory else ("/d/f", "/d/nofile")
+
+
+def _mtime(t: Target, rel: str) -> int | None:
+    seen = t.backend.inspect(t.native(rel))
+    return None if seen is None else seen.mtime_ns
+
+
+def _size(t: Target, rel: str) -> int | None:
+    seen = t.backend.inspect(t.native(rel))
+    return None if seen is None else seen.size
+
+
+def _check(ok: bool, what: str) -> None:
+    if not ok:
+        raise ConformanceError(what)
+
+
+def _command_case(op: OpCode) -> Callable[[Target], None]:
+    def run(t: Target) -> None:
+        here, missing = _object(t, op)
+        if op in _NO_EFFECT:
+            t.expect(op, Outcome.OK, here)
+            t.expect(op, Outcome.OK, here)
+            t.expect(op, Outcome.NOT_FOUND, missing)
+            t.expect_names("/", ["d"])
+            t.expect_names("/d", ["f"])
+        elif op in (Op.SET_TIMES, Op.SET_TIMES_DIR):
+            t.expect(op, Outcome.OK, here)
+            got = _mtime(t, here)
+            _check(got is None or got == SET_TIMES_NS, f"{op.label}: mtime {got}, expected {SET_TIMES_NS}")
+            t.expect(op, Outcome.NOT_FOUND, missing)
+        elif op in (Op.APPEND, Op.CONCAT, Op.TRUNCATE):
+            t.expect(op, Outcome.OK, here)
+            t.expect_names("/d", ["f"])
+            size = _size(t, here)
+            _check(size in (None, 0), f"{op.label}: the file has {size} bytes, expected 0")
+            t.expect(op, Outcome.NOT_FOUND, missing)
+            t.expect_names("/d", ["f"])
+        elif op is Op.CREATE_OVERWRITE:
+            t.expect(op, Outcome.OK, here)
+            t.expect(op, Outcome.OK, "/d/g")
+            t.expect_names("/d", ["f", "g"])
+            t.expect(op, Outcome.NOT_FOUND, "/nodir/g")
+        elif op is Op.MKDIRS_EXISTING:
+            t.expect(op, Outcome.OK, here)
+            t.expect(op, Outcome.OK, "/e")
+            t.expect_names("/", ["d", "e"])
+            t.expect_names("/d", ["f"])
+            t.expect(op, Outcome.NOT_FOUND, "/nodir/sub")
+        elif op is Op.DELETE_DIR:
+            t.expect(Op.MKDIRS, Outcome.OK, "/d/sub")
+            t.expect(Op.CREATE, Outcome.OK, "/d/sub/x")
+            t.expect(op, Outcome.OK, here)
+            t.expect_names("/", [])
+            t.expect(Op.LIST_DIR, Outcome.NOT_FOUND, here)
+            t.expect(op, Outcome.NOT_FOUND, here)
+        elif op in (Op.SET_XATTR, Op.SET_XATTR_DIR):
+            t.expect(op, Outcome.OK, here)
+            t.expect(op, Outcome.OK, here)
+            lister = Op.LIST_XATTRS_DIR if op.on_directory else Op.LIST_XATTRS
+            if t.performs(lister):
+                names = [os.fsdecode(n) for n in (t.issue(lister, here) or [])]  # type: ignore[attr-defined]
+                _check(any(n.endswith("mimesisbench") for n in names), f"{op.label}: list_xattrs gave {names}")
+            t.expect(op, Outcome.NOT_FOUND, missing)
+        else:  # the commands of format version 1 have cases of their own
+            t.expect(op, Outcome.OK, here)
+
+    return run
+
+
+def _mapped_as_nearest(t: Target) -> None:
+    """A mapped command has its nearest operation's outcome (on an object and on a missing one)."""
+    t.expect(Op.MKDIRS, Outcome.OK, "/d")
+    t.expect(Op.CREATE, Outcome.OK, "/d/f")
+    for op, to in sorted(t.caps.mapped.items()):
+        for rel in ("/d", "/nodir") if op.on_directory else ("/d/f", "/d/nofile"):
+            expected = t.call(to, rel)
+            got = t.call(op, rel)
+            if got is not expected:
+                raise ConformanceError(f"{op.label}{(rel,)} runs as {to.label}: expected {expected.label}, got {got.label}")
+            if expected is Outcome.OK and rel == "/d/nofile":
+                t.call(Op.DELETE, rel)  # a mapped create made it: back to the start
+
+
+_V1 = frozenset(op for op in OpCode if int(op) <= 9)
+COMMAND_CASES: tuple[Case, ...] = tuple(
+    Case(
+        f"command_{op.label}", _command_case(op), frozenset({op, Op.MKDIRS, Op.CREATE}), directories=True
+    )
+    for op in OpCode
+    if op not in _V1 and op is not Op.NAMENODE
+)
 
 CASES: tuple[Case, ...] = (
     Case("create_twice_is_exists", _create_twice, frozenset({Op.CREATE})),
@@ -248,6 +377,8 @@ CASES: tuple[Case, ...] = (
         "delete_removes_only_the_file", _delete_one_file, frozenset({Op.MKDIRS, Op.CREATE, Op.DELETE}), directories=True
     ),
     Case("unperformed_commands_are_accepted", _unperformed_are_accepted),
+    Case("mapped_commands_run_as_their_nearest", _mapped_as_nearest, frozenset({Op.MKDIRS, Op.CREATE}), directories=True),
+    *COMMAND_CASES,
 )
 
 

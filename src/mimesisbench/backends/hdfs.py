@@ -21,6 +21,36 @@ rename         ``rename(src, dst, overwrite=False)``        ``rename2`` (``cmd=r
 getfileinfo    ``get_file_info(path)``                      ``getFileInfo`` (``cmd=getfileinfo``)
 =============  ===========================================  ====================================
 
+The commands of schedule format 2 (on a file or, ``*_dir``, a directory):
+
+=====================  ============================================  ===============================
+operation              client calls                                  audit ``cmd=``
+=====================  ============================================  ===============================
+getfileinfo_dir        ``get_file_info(dir)``                        ``getfileinfo``
+content_summary(_dir)  ``get_content_summary(path)``                 ``contentSummary``
+set_permission(_dir)   ``set_permission(path, 0o644 | 0o755)``: the   ``setPermission``
+                       mode the benchmark makes files / directories
+set_owner(_dir)        ``set_owner(path, owner, group)`` of the base  ``setOwner``
+                       (read once at ``connect``: the owner it has)
+set_times(_dir)        ``set_times(path, t, t)``, t = 2000-01-01      ``setTimes``
+set_replication        ``set_replication(path, r)``, r the            ``setReplication``
+                       replication the client creates files with
+append                 ``append(path)`` + ``close()`` (no data)       ``append``
+create_overwrite       ``create(path, overwrite=True)`` + close       ``create``
+mkdirs_existing        ``mkdirs(path)`` (HDFS semantics: succeeds     ``mkdirs``
+                       when it exists)
+delete_dir             ``delete(path, recursive=True)``               ``delete``
+get_acl_status(_dir)   ``get_acl_status(path)``                       ``getAclStatus``
+=====================  ============================================  ===============================
+
+``hdfs-native`` has no call for the others; each is *mapped* to the nearest one it has (counted
+under its own label; the summary's ``mapped`` says what it ran as): ``truncate`` (to length 0 of
+an empty file) -> ``create_overwrite``; ``concat`` (no sources in a schedule) -> ``append``;
+``check_access``, ``list_xattrs``, ``get_xattrs``, ``get_storage_policy`` (reads of one inode) ->
+``getfileinfo``; ``set_xattr``, ``set_storage_policy`` (edit-logged writes of one inode's
+attributes) -> ``set_permission`` (each ``_dir`` variant to the ``_dir`` one). ``namenode``
+(pathless commands) is skipped: the client has no harmless NameNode-wide call.
+
 HDFS ``mkdirs`` succeeds on an existing directory; the backend contract says ``exists``, so by
 default ``mkdirs`` asks ``getFileInfo`` first (two RPCs when the directory is new, one when it
 exists). ``?mkdirs=native`` sends the single ``mkdirs`` RPC with HDFS semantics instead.
@@ -64,8 +94,17 @@ from typing import Any, ClassVar, NoReturn
 import polars as pl
 
 from mimesisbench.backends import safety
-from mimesisbench.backends.base import Backend, Outcome, classify_oserror
+from mimesisbench.backends.base import (
+    SET_TIMES_NS,
+    Backend,
+    Capabilities,
+    Inspection,
+    Outcome,
+    SyncOp,
+    classify_oserror,
+)
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
+from mimesisbench.schedule.format import OpCode
 
 #: without this, a dead NameNode makes every call retry for about three minutes
 DEFAULT_CLIENT_CONFIG: Mapping[str, str] = MappingProxyType({"dfs.client.failover.max.attempts": "2"})
@@ -85,6 +124,33 @@ _JAVA_ERRNO: Mapping[str, int] = MappingProxyType({
     "AuthorizationException": errno.EACCES,
     "SafeModeException": errno.EROFS,
 })
+
+#: modes set by ``set_permission``: what the benchmark makes files and directories with (umask 022)
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+#: ``set_times``' value in ms (``SET_TIMES_NS``)
+SET_TIMES_MS = SET_TIMES_NS // 1_000_000
+#: what ``hdfs-native`` has no call for, mapped to the nearest call it has
+HDFS_MAPPED: Mapping[OpCode, OpCode] = MappingProxyType({
+    OpCode.TRUNCATE: OpCode.CREATE_OVERWRITE,
+    OpCode.CONCAT: OpCode.APPEND,
+    OpCode.CHECK_ACCESS: OpCode.GETFILEINFO,
+    OpCode.CHECK_ACCESS_DIR: OpCode.GETFILEINFO_DIR,
+    OpCode.LIST_XATTRS: OpCode.GETFILEINFO,
+    OpCode.LIST_XATTRS_DIR: OpCode.GETFILEINFO_DIR,
+    OpCode.GET_XATTRS: OpCode.GETFILEINFO,
+    OpCode.GET_XATTRS_DIR: OpCode.GETFILEINFO_DIR,
+    OpCode.GET_STORAGE_POLICY: OpCode.GETFILEINFO,
+    OpCode.GET_STORAGE_POLICY_DIR: OpCode.GETFILEINFO_DIR,
+    OpCode.SET_XATTR: OpCode.SET_PERMISSION,
+    OpCode.SET_XATTR_DIR: OpCode.SET_PERMISSION_DIR,
+    OpCode.SET_STORAGE_POLICY: OpCode.SET_PERMISSION,
+    OpCode.SET_STORAGE_POLICY_DIR: OpCode.SET_PERMISSION_DIR,
+})
+HDFS_CAPABILITIES = Capabilities(
+    commands=frozenset(OpCode) - set(HDFS_MAPPED) - {OpCode.NAMENODE}, mapped=HDFS_MAPPED
+)
+
 
 class HdfsOpError(OSError):
     """A NameNode error for one operation that ``hdfs-native`` reports as a generic ``RPCError``."""
@@ -202,6 +268,12 @@ class HdfsBackend(Backend):
         self._aclient: Any = None
         self._pool: ThreadPoolExecutor | None = None
         self._strict_mkdirs = self.parts.mkdirs_mode == "strict"
+        self._owner: tuple[str, str] | None = None  # the base's (owner, group), read by connect
+        self._replication: int | None = None  # what the client creates files with
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return HDFS_CAPABILITIES
 
     # ------------------------------------------------------------------ clients
 
@@ -229,6 +301,7 @@ class HdfsBackend(Backend):
         except Exception as exc:  # noqa: BLE001 - bad configuration or unreachable
             raise BackendError(f"cannot open an HDFS client for {self.parts.fs_url}: {exc}") from None
         self._wopts = WriteOptions(create_parent=False, overwrite=False)
+        self._overwrite = WriteOptions(create_parent=False, overwrite=True)
 
     @property
     def client(self) -> Any:
@@ -284,6 +357,12 @@ class HdfsBackend(Backend):
             self._fail(exc)
         if not status.isdir:
             raise BackendError(f"the HDFS base {self.base} is not a directory")
+        self._owner = (status.owner, status.group)
+        try:
+            marker = client.get_file_info(posixpath.join(self.base, safety.OWNER_MARKER))
+            self._replication = marker.replication or None
+        except Exception:  # noqa: BLE001 - a base adopted with --reuse may have no marker
+            self._replication = None
 
     def close(self) -> None:
         if self._pool is not None:
@@ -430,6 +509,85 @@ class HdfsBackend(Backend):
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
 
+    # ------------------------------------------------------------------ commands of format 2 (sync)
+
+    def _ownership(self) -> tuple[str, str]:
+        if self._owner is None:
+            raise BackendError("the HDFS backend is not connected (connect() reads the base's owner)")
+        return self._owner
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def content_summary(self, path: str) -> None:
+        self._call(self._client.get_content_summary, path)
+
+    def set_permission(self, path: str) -> None:
+        self._call(self._client.set_permission, path, FILE_MODE)
+
+    def set_permission_dir(self, path: str) -> None:
+        self._call(self._client.set_permission, path, DIR_MODE)
+
+    def set_owner(self, path: str) -> None:
+        owner, group = self._ownership()
+        self._call(self._client.set_owner, path, owner, group)
+
+    def set_times(self, path: str) -> None:
+        self._call(self._client.set_times, path, SET_TIMES_MS, SET_TIMES_MS)
+
+    def set_replication(self, path: str) -> None:
+        replication = self._replication
+        if replication is None:  # not known: the file's own (one more RPC)
+            replication = self._call(self._client.get_file_info, path).replication or 1
+        if not self._call(self._client.set_replication, path, replication):
+            raise _not_found(path)  # HDFS answers false for a missing file (or a directory)
+
+    def append(self, path: str) -> None:
+        self._call(lambda: self._client.append(path).close())
+
+    def create_overwrite(self, path: str) -> None:
+        self._call(lambda: self._client.create(path, self._overwrite).close())
+
+    def mkdirs_existing(self, path: str) -> None:
+        self._call(self._client.mkdirs, path, DIR_MODE, False)
+
+    def delete_dir(self, path: str) -> None:
+        if not self._call(self._client.delete, path, True):
+            raise _not_found(path)
+
+    def get_acl_status(self, path: str) -> None:
+        self._call(self._client.get_acl_status, path)
+
+    def inspect(self, path: Any) -> Inspection:
+        status = self._call(self.client.get_file_info, str(path))
+        return Inspection(is_dir=bool(status.isdir), size=int(status.length), mtime_ns=int(status.modification_time) * 1_000_000)
+
+    def operation_table(self) -> dict[OpCode, SyncOp]:
+        o = OpCode
+        table = super().operation_table()
+        table.update({
+            o.GETFILEINFO_DIR: self.getfileinfo,
+            o.CONTENT_SUMMARY: self.content_summary,
+            o.CONTENT_SUMMARY_DIR: self.content_summary,
+            o.SET_PERMISSION: self.set_permission,
+            o.SET_PERMISSION_DIR: self.set_permission_dir,
+            o.SET_OWNER: self.set_owner,
+            o.SET_OWNER_DIR: self.set_owner,
+            o.SET_TIMES: self.set_times,
+            o.SET_TIMES_DIR: self.set_times,
+            o.SET_REPLICATION: self.set_replication,
+            o.APPEND: self.append,
+            o.CREATE_OVERWRITE: self.create_overwrite,
+            o.MKDIRS_EXISTING: self.mkdirs_existing,
+            o.DELETE_DIR: self.delete_dir,
+            o.GET_ACL_STATUS: self.get_acl_status,
+            o.GET_ACL_STATUS_DIR: self.get_acl_status,
+        })
+        return table
+
     # ------------------------------------------------------------------ operations (async)
 
     async def aio_create(self, path: str) -> None:
@@ -505,3 +663,67 @@ class HdfsBackend(Backend):
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
 
+    aio_getfileinfo_dir = aio_getfileinfo
+
+    # ------------------------------------------------------------------ commands of format 2 (async)
+
+    async def _acall(self, fn: Any, *args: Any) -> Any:
+        try:
+            return await fn(*args)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    async def aio_content_summary(self, path: str) -> None:
+        await self._acall(self._aclient.get_content_summary, path)
+
+    aio_content_summary_dir = aio_content_summary
+
+    async def aio_set_permission(self, path: str) -> None:
+        await self._acall(self._aclient.set_permission, path, FILE_MODE)
+
+    async def aio_set_permission_dir(self, path: str) -> None:
+        await self._acall(self._aclient.set_permission, path, DIR_MODE)
+
+    async def aio_set_owner(self, path: str) -> None:
+        owner, group = self._ownership()
+        await self._acall(self._aclient.set_owner, path, owner, group)
+
+    aio_set_owner_dir = aio_set_owner
+
+    async def aio_set_times(self, path: str) -> None:
+        await self._acall(self._aclient.set_times, path, SET_TIMES_MS, SET_TIMES_MS)
+
+    aio_set_times_dir = aio_set_times
+
+    async def aio_set_replication(self, path: str) -> None:
+        replication = self._replication
+        if replication is None:
+            replication = (await self._acall(self._aclient.get_file_info, path)).replication or 1
+        if not await self._acall(self._aclient.set_replication, path, replication):
+            raise _not_found(path)
+
+    async def aio_append(self, path: str) -> None:
+        try:
+            writer = await self._aclient.append(path)
+            await writer.close()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    async def aio_create_overwrite(self, path: str) -> None:
+        try:
+            writer = await self._aclient.create(path, self._overwrite)
+            await writer.close()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    async def aio_mkdirs_existing(self, path: str) -> None:
+        await self._acall(self._aclient.mkdirs, path, DIR_MODE, False)
+
+    async def aio_delete_dir(self, path: str) -> None:
+        if not await self._acall(self._aclient.delete, path, True):
+            raise _not_found(path)
+
+    async def aio_get_acl_status(self, path: str) -> None:
+        await self._acall(self._aclient.get_acl_status, path)
+
+    aio_get_acl_status_dir = aio_get_acl_status

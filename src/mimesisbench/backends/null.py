@@ -1,4 +1,9 @@
-"""``null``: every operation succeeds at once; measures the harness's own ceiling."""
+"""``null``: every operation succeeds at once; measures the harness's own ceiling.
+
+It performs nothing and skips nothing (``NOTHING``): every operation of a schedule, whatever its
+command (``NAMENODE`` too), is issued, returns at once and is timed, so the figures are the
+harness's cost per operation.
+"""
 
 from __future__ import annotations
 

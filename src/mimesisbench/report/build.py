@@ -76,6 +76,10 @@ def _run_section(page: Page, run: RunData, figures: list[Rendered], multi: bool)
     page.add(sections.key_facts(run))
     page.heading("Operations (latency from the scheduled time, ms)", 3)
     page.add(sections.ops_table(run))
+    commands = sections.commands_table(run)
+    if commands:
+        page.heading("Commands mapped or skipped by the backend", 3)
+        page.add(commands)
     if run.types:
         page.heading("File types", 3)
         page.add(sections.types_table(run))

@@ -44,6 +44,7 @@ def key_facts(run: RunData) -> str:
         ("throughput", f"{fmt_num(run.throughput)} ops/s"),
         ("operations issued", f"{fmt_num(summary.operations_issued)} / {fmt_num(summary.operations_scheduled)}"),
         ("failed", fmt_num(summary.operations_failed)),
+        ("skipped (backend cannot perform)", fmt_num(summary.operations_skipped)),
         ("active time", f"{fmt_num(summary.active_time_ms / 1000.0)} s"),
         ("latency p50 / p99", f"{fmt_num(lat.p50, ms=True)} / {fmt_num(lat.p99, ms=True)} ms"),
         ("lateness p99 / max", f"{fmt_num(late.p99, ms=True)} / {fmt_num(late.max, ms=True)} ms"),
@@ -69,6 +70,25 @@ def ops_table(run: RunData) -> str:
     rows = [_row("all operations", run.overall)]
     rows += [_row(op, stats) for op, stats in sorted(run.operations.items(), key=lambda kv: -kv[1].issued)]
     return table(OP_HEADERS, rows)
+
+
+def commands_table(run: RunData) -> str:
+    """The commands the backend did not perform as such: mapped to a nearest operation (issued,
+    counted above under their own label) or skipped (not issued). Empty when there are none."""
+    summary = run.summary
+    rows = [
+        [esc(op), fmt_num(stats.issued), f"performed as {esc(summary.mapped[op])}"]
+        for op, stats in run.operations.items()
+        if op in summary.mapped
+    ]
+    rows += [[esc(op), fmt_num(0), f"skipped: {fmt_num(n)} not issued"] for op, n in summary.skipped.items()]
+    if not rows:
+        return ""
+    note = (
+        f"<p>The backend cannot perform every command of the schedule: {fmt_num(summary.operations_skipped)} "
+        "operations were skipped (not issued), and mapped commands ran as their nearest operation.</p>"
+    )
+    return note + table(("command", "issued", "what the backend did"), rows)
 
 
 def types_table(run: RunData) -> str:

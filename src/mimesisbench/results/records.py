@@ -178,6 +178,15 @@ class RunSummary(_Record):
     lateness_ms: Times = Field(default_factory=Times)
     operations: dict[str, GroupStats] = Field(default_factory=dict)
     types: dict[str, GroupStats] = Field(default_factory=dict)
+    operations_skipped: NonNegativeInt = Field(default=0, description="scheduled operations the backend cannot perform (not issued)")
+    skipped: dict[str, NonNegativeInt] = Field(
+        default_factory=dict, description="per command: scheduled operations the backend skipped (not issued)"
+    )
+    mapped: dict[str, str] = Field(
+        default_factory=dict,
+        description="per command the backend performs as a nearest operation: that operation's label "
+        "(counted in operations under the command's own label)",
+    )
     workers: list[dict[str, Any]] = Field(default_factory=list, description="how each worker ended")
 
     @model_validator(mode="before")

@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from mimesisbench.backends.base import OUTCOME_LABELS
+from mimesisbench.backends.commands import CommandPlan
 from mimesisbench.results.records import RECORD_VERSION, GroupStats, RunSummary, Times
 from mimesisbench.results.samples import OP_LABELS
 
@@ -52,11 +53,18 @@ def _stats(frame: pl.DataFrame, active_s: float | None) -> GroupStats:
 
 
 def summarize_record(
-    samples: pl.DataFrame, *, scheduled_total: int, complete: bool, extra: dict[str, Any] | None = None
+    samples: pl.DataFrame,
+    *,
+    scheduled_total: int,
+    complete: bool,
+    extra: dict[str, Any] | None = None,
+    commands: CommandPlan | None = None,
 ) -> RunSummary:
     """The run's :class:`RunSummary`: overall, per operation and per file type.
 
-    ``extra`` sets further fields of the record (``status``, ``message``, ``time_scale``, ``workers``).
+    ``extra`` sets further fields of the record (``status``, ``message``, ``time_scale``, ``workers``);
+    ``commands`` what the backend skipped (not issued) and mapped (``skipped``, ``mapped``,
+    ``operations_skipped``).
     """
     n = samples.height
     if n:
@@ -91,13 +99,26 @@ def summarize_record(
         "operations": operations,
         "types": types,
     }
+    if commands is not None:
+        fields.update(
+            operations_skipped=commands.operations_skipped, skipped=dict(commands.skipped), mapped=dict(commands.mapped)
+        )
     fields.update(extra or {})
     return RunSummary.model_validate(fields)
 
 
-def summarize(samples: pl.DataFrame, *, scheduled_total: int, complete: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def summarize(
+    samples: pl.DataFrame,
+    *,
+    scheduled_total: int,
+    complete: bool,
+    extra: dict[str, Any] | None = None,
+    commands: CommandPlan | None = None,
+) -> dict[str, Any]:
     """``summary.json`` as a JSON-ready dict (see :class:`RunSummary` for its keys)."""
-    record = summarize_record(samples, scheduled_total=scheduled_total, complete=complete, extra=extra)
+    record = summarize_record(
+        samples, scheduled_total=scheduled_total, complete=complete, extra=extra, commands=commands
+    )
     return record.model_dump(mode="json")
 
 

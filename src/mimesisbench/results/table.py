@@ -22,12 +22,13 @@ def _ms(value: float | None) -> str:
     return f"{value:.3f}"
 
 
-def _row(name: str, s: GroupStats) -> list[str]:
+def _row(name: str, s: GroupStats, skipped: int = 0) -> list[str]:
     lat = s.latency_ms
     return [
         name,
         f"{s.issued:,}",
         f"{s.failed:,}",
+        f"{skipped:,}" if skipped else "-",
         f"{s.throughput_ops_per_s:,.0f}" if s.throughput_ops_per_s else "-",
         *(_ms(v) for v in (lat.mean, lat.p50, lat.p90, lat.p99, lat.p999, lat.max)),
         _ms(s.service_ms.p99),
@@ -38,12 +39,16 @@ def _row(name: str, s: GroupStats) -> list[str]:
 def summary_table(summary: RunSummary | dict[str, Any], title: str = "phase 2") -> Group:
     """Per operation and per type: counts, throughput, latency (from schedule), service, lateness."""
     record = summary if isinstance(summary, RunSummary) else RunSummary.model_validate(summary)
-    columns = ["", "issued", "failed", "ops/s", "mean", "p50", "p90", "p99", "p99.9", "max", "svc p99", "late p99"]
+    columns = ["", "issued", "failed", "skipped", "ops/s", "mean", "p50", "p90", "p99", "p99.9", "max", "svc p99", "late p99"]
     table = Table(title=f"{title}: latency from the scheduled time, ms", title_justify="left", box=box.SIMPLE_HEAD)
     for i, col in enumerate(columns):
         table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
     for op, stats in record.operations.items():
-        table.add_row(*_row(op, stats))
+        mapped = record.mapped.get(op)
+        table.add_row(*_row(op if mapped is None else f"{op} (as {mapped})", stats, record.skipped.get(op, 0)))
+    for op, n in record.skipped.items():  # skipped commands: not issued at all
+        if op not in record.operations:
+            table.add_row(*_row(f"{op} (skipped)", GroupStats(), n))
     if record.types:
         table.add_section()
         for type_id, stats in record.types.items():
@@ -54,6 +59,7 @@ def summary_table(summary: RunSummary | dict[str, Any], title: str = "phase 2") 
         state,
         f"  {record.operations_issued:,} of {record.operations_scheduled:,} operations issued, ",
         f"{record.operations_failed:,} failed; ",
+        f"{record.operations_skipped:,} skipped (the backend cannot perform them); " if record.operations_skipped else "",
         f"{record.throughput_ops_per_s:,.0f} ops/s over {record.active_time_ms / 1000:.2f} s; ",
         f"lateness p99 {_ms(late.p99)} ms, max {_ms(late.max)} ms",
     )

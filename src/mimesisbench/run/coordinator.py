@@ -31,6 +31,7 @@ import polars as pl
 from rich.console import Console
 
 from mimesisbench.backends.base import Backend
+from mimesisbench.backends.commands import CommandPlan, command_plan
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.engine.base import Crashed, Engine, EngineEvent
 from mimesisbench.engine.local import LocalEngine
@@ -324,6 +325,10 @@ def _run_benchmark(
     backend.setup(reuse=config.reuse)
     with _run_lock(backend, config):
         warnings: list[str] = []
+        commands = command_plan(backend.capabilities, schedule.events["op"])
+        said = commands.announcement(backend.scheme)
+        if said:
+            warnings.append(said)
         planned = _phase1_plan(backend, schedule, config, warnings)  # may refuse: before the run directory
         plan = plan_partition(schedule.files["type"].unique().to_list(), config.workers)
         run_dir = rundir.new_run_dir(config.out)
@@ -353,11 +358,14 @@ def _run_benchmark(
         for probe in probes:  # from phase 1 on (JMX samples before the barrier have t_s < 0)
             manifest.update(probe.start(run_dir.name, schedule.n_events))
         _write_manifest(run_dir, manifest)
+        manifest["commands"] = {"skipped": commands.skipped, "mapped": commands.mapped}
         if console is not None:
+            if said:
+                console.print(said)
             console.print(phase1_announcement(backend, schedule, planned))
         return _run_phases(
             config, backend, schedule, plan, planned, run_dir, manifest, warnings, probes, interrupts,
-            console=console, show_progress=show_progress, engine=engine,
+            console=console, show_progress=show_progress, engine=engine, commands=commands,
         )
 
 
@@ -376,6 +384,7 @@ def _run_phases(
     console: Console | None,
     show_progress: bool,
     engine: Engine | None,
+    commands: CommandPlan | None = None,
 ) -> RunReport:
     try:
         phase1 = _phase1(backend, schedule, config, planned, console, show_progress)
@@ -428,7 +437,7 @@ def _run_phases(
         except WRITE_ERRORS as exc:
             warnings.append(f"the {probe.name} probe could not write its results: {exc}")
     why = interrupts.describe() if interrupted else None
-    return _finish(run_dir, config, schedule, plan, manifest, results, why, warnings)
+    return _finish(run_dir, config, schedule, plan, manifest, results, why, warnings, commands)
 
 
 def _make_engine(config: RunConfig) -> Engine:
@@ -480,6 +489,7 @@ def _finish(
     results: list[WorkerResult | Crashed],
     interrupted: str | None,
     warnings: list[str],
+    commands: CommandPlan | None = None,
 ) -> RunReport:
     """Merge the parts and write samples, time series, summary and manifest.
 
@@ -531,6 +541,7 @@ def _finish(
         scheduled_total=schedule.n_events,
         complete=complete,
         extra={"status": status, "message": message, "time_scale": config.time_scale, "workers": worker_ends},
+        commands=commands,
     )
     if summary["operations_failed"]:
         warnings.append(f"{summary['operations_failed']:,} operations failed (see outcomes in summary.json)")

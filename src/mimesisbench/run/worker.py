@@ -89,11 +89,13 @@ class Worker:
         spec = self.spec
         schedule = load_schedule(spec.schedule_dir)
         owners = owner_columns(schedule)
-        mine = owners.filter(worker_expr(spec.plan) == spec.index)
-        frame = event_paths(schedule, mine)
         backend = open_backend(spec.backend_url)
         backend.connect()
         self.backend = backend
+        # what the backend skips is not issued (the coordinator counts it per command)
+        skipped = [int(op) for op in backend.capabilities.skipped or ()]
+        mine = owners.filter((worker_expr(spec.plan) == spec.index) & ~pl.col("op").cast(pl.Int64).is_in(skipped))
+        frame = event_paths(schedule, mine)
         if spec.build_namespace and not backend.stateless:
             build_namespace(backend, schedule, threads=1, show_progress=False)
         n_lanes = spec.concurrency or backend.default_lanes()
@@ -124,6 +126,8 @@ class Worker:
         if spec.live_metrics:
             self.tap_ = LiveTap(self.lanes_, frame["type"].cast(pl.Int64).to_numpy())
         self.runner_ = None if backend.is_async else backend.native_lane_runner()
+        if self.runner_ is not None and not native_can_run(self.runner_, ops):
+            self.runner_ = None  # an operation the native lane does not know: the Python lanes run them all
         if self.runner_ is not None:
             for lane in self.lanes_:
                 lane.native_inputs()
@@ -336,6 +340,11 @@ def write_part_file(parts_dir: Path, index: int, arrays: dict[str, np.ndarray]) 
             tmp.unlink(missing_ok=True)
         raise
     return final
+
+
+def native_can_run(runner: NativeLaneRunner, ops: np.ndarray) -> bool:
+    """True when every op code of ``ops`` is one the native lane performs (``runner.ops``)."""
+    return bool(np.isin(ops, [int(op) for op in runner.ops]).all())
 
 
 #: a backend's operation (sync or async)

@@ -13,6 +13,9 @@ from mimesisbench.errors import ScheduleError
 from mimesisbench.schedule import format as fmt
 from mimesisbench.schedule.reader import Schedule
 
+#: op codes whose target is not a file: directory operations (a dir_id) and NAMENODE (an index)
+_NOT_FILE: list[int] = [int(op) for op, c in fmt.COMMANDS.items() if c.target != "file"]
+
 
 def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.DataFrame:
     """``events`` (default: all) with ``path``, ``path2`` (rename target, else null), ``file_type``
@@ -22,17 +25,25 @@ def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.Da
     Paths are relative to the base and start with ``/``.
     """
     ev = (schedule.events if events is None else events).drop(["file_type", "key"], strict=False)
+    # a pathless command (NAMENODE; target: an index into the manifest's ``pathless_commands``)
+    # names no object: its path is the base itself, its key the command's
     dirs = schedule.directories.select(pl.col("dir_id").cast(pl.Int64), pl.col("path").alias("dir_path"))
     files = schedule.files.select(
         pl.col("file_id").cast(pl.Int64),
         pl.col("type").cast(pl.Int64).alias("file_type"),
         pl.col("dir_id").cast(pl.Int64).alias("file_dir"),
     )
-    on_dir = pl.col("op").cast(pl.Int64).is_in([int(op) for op in fmt.OpCode if op.on_directory])
+    on_dir = pl.col("op").cast(pl.Int64).is_in(_NOT_FILE)
+    pathless = pl.col("op").cast(pl.Int64) == int(fmt.OpCode.NAMENODE)
     frame = ev.with_columns(on_dir.alias("_on_dir"), pl.col("target").cast(pl.Int64).alias("_target"))
     frame = frame.join(files, left_on="_target", right_on="file_id", how="left", maintain_order="left")
     frame = frame.with_columns(
-        pl.when(pl.col("_on_dir")).then(pl.col("_target")).otherwise(pl.col("file_dir")).alias("_dir")
+        pl.when(pathless)
+        .then(pl.lit(0, dtype=pl.Int64))
+        .when(pl.col("_on_dir"))
+        .then(pl.col("_target"))
+        .otherwise(pl.col("file_dir"))
+        .alias("_dir")
     )
     frame = frame.join(dirs, left_on="_dir", right_on="dir_id", how="left", maintain_order="left")
     bad_dir = frame.filter(pl.col("dir_path").is_null())
@@ -80,7 +91,7 @@ def owner_columns(schedule: Schedule) -> pl.DataFrame:
     files = schedule.files.select(
         pl.col("file_id").cast(pl.Int64).alias("_fid"), pl.col("type").cast(pl.Int64).alias("file_type")
     )
-    on_dir = pl.col("op").cast(pl.Int64).is_in([int(op) for op in fmt.OpCode if op.on_directory])
+    on_dir = pl.col("op").cast(pl.Int64).is_in(_NOT_FILE)
     frame = schedule.events.with_row_index("idx").with_columns(
         on_dir.alias("_on_dir"), pl.col("target").cast(pl.Int64).alias("_fid")
     )

@@ -12,8 +12,9 @@ replay workers) goes through ``read_schedule``, so a schedule that passes is saf
   ``.`` or ``..`` component, no NUL); paths are unique; a pre-existing directory's parent is
   pre-existing;
 * files: dense ids from 0; each in a listed directory (a pre-existing one if the file is);
-* events: known op codes; times in ``[0, MAX_TIME_US]``; unique ``seq``; every target names a
-  listed file (file operations, of the same type) or directory (directory operations).
+* events: known op codes (version 1: codes 1-9 only; version 2: every ``OpCode``); times in ``[0, MAX_TIME_US]``; unique ``seq``; every target names a
+  listed file (file operations, of the same type) or directory (directory operations), or for
+  ``NAMENODE`` an entry of the manifest's ``pathless_commands`` (a list).
 
 A failed check raises ``ScheduleError`` (exit 4) naming the file and the column. Nothing here
 imports the generator: replay workers load this module alone.
@@ -37,10 +38,14 @@ from mimesisbench.schedule.format import (
     FILES,
     MANIFEST,
     MAX_TIME_US,
+    READABLE_SCHEDULE_VERSIONS,
     SCHEDULE_FORMAT,
     SCHEDULE_VERSION,
     OpCode,
 )
+
+#: the op codes a schedule of each readable version may hold (version 1: codes 1-9)
+VERSION_OPS: dict[int, frozenset[OpCode]] = {1: frozenset(o for o in OpCode if int(o) <= 9), 2: frozenset(OpCode)}
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ _MANIFEST_KEYS: dict[str, tuple[type, ...]] = {
     "profile": (dict,),
     "notes": (list,),
     "profile_hash": (str,),
+    "pathless_commands": (list,),
 }
 
 #: at most this many bytes of manifest are read (a real one is a few kB)
@@ -144,11 +150,15 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:
         raise _fail(p, MANIFEST, f"not valid JSON ({str(exc)[:120]})") from None
     ours = isinstance(manifest, dict) and manifest.get("format") == SCHEDULE_FORMAT
-    if not ours or manifest.get("version") != SCHEDULE_VERSION:
+    version = manifest.get("version") if ours else None
+    if not ours or isinstance(version, bool) or version not in READABLE_SCHEDULE_VERSIONS:
         found = manifest if isinstance(manifest, dict) else {}
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > SCHEDULE_VERSION
+        hint = "; it was written by a newer MimesisBench: upgrade it" if newer else ""
+        readable = " or ".join(str(v) for v in READABLE_SCHEDULE_VERSIONS)
         raise ScheduleError(
-            f"{p}: {MANIFEST} is not a {SCHEDULE_FORMAT} version {SCHEDULE_VERSION} manifest "
-            f"(format {found.get('format')!r:.60}, version {found.get('version')!r:.60})"
+            f"{p}: {MANIFEST} is not a {SCHEDULE_FORMAT} version {readable} manifest "
+            f"(format {found.get('format')!r:.60}, version {found.get('version')!r:.60}){hint}"
         )
     for key, types in _MANIFEST_KEYS.items():
         if key in manifest and (not isinstance(manifest[key], types) or isinstance(manifest[key], bool)):
@@ -298,10 +308,15 @@ def _check_events(
         bad = lo if lo < 0 else hi
         raise _fail(root, f"{where} column time_us", f"time {bad} us is out of range [0, {MAX_TIME_US}]")
     op = events.get_column("op").to_numpy()
-    known = np.array([int(o) for o in OpCode])
+    version = int(manifest.get("version", SCHEDULE_VERSION))
+    known = np.array(sorted(int(o) for o in VERSION_OPS.get(version, frozenset(OpCode))))
     unknown = ~np.isin(op, known)
     if unknown.any():
-        raise _fail(root, f"{where} column op", f"unknown op code {int(op[unknown][0])}")
+        code = int(op[unknown][0])
+        why = f"unknown op code {code}"
+        if version < SCHEDULE_VERSION and code in {int(o) for o in OpCode}:
+            why += f" for a version {version} schedule (it holds codes {int(known.min())}-{int(known.max())})"
+        raise _fail(root, f"{where} column op", why)
     if events.get_column("seq").n_unique() != events.height:
         raise _fail(root, f"{where} column seq", "a seq is repeated")
     target = events.get_column("target").to_numpy()

@@ -98,7 +98,7 @@ CORRUPTIONS: list[tuple[str, Edit, str]] = [
          pl.when(pl.col("op") == int(OpCode.OPEN)).then(int(OpCode.NAMENODE)).otherwise(pl.col("op")).cast(pl.UInt8)
          .alias("op"),
          pl.when(pl.col("op") == int(OpCode.OPEN)).then(1).otherwise(pl.col("target")).alias("target")))(root)),
-     "names pathless command 1, not listed in manifest.json key 'pathless_commands' \\(1 entries\\)"),
+     "names pathless command 1, not listed in manifest.json pathless_commands"),
     ("deep manifest", _manifest('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"), "manifest.json: not valid JSON"),
 ]
 

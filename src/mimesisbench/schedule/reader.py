@@ -297,8 +297,9 @@ def _check_files(root: Path, files: pl.DataFrame, dirs: pl.DataFrame) -> pl.Data
 
 
 def _check_events(
-    root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: pl.DataFrame, pathless: int = 0
+    root: Path, events: pl.DataFrame, dirs: pl.DataFrame, files: pl.DataFrame, manifest: dict[str, Any]
 ) -> pl.DataFrame:
+    pathless = len(manifest.get("pathless_commands") or [])
     where = EVENTS
     if events.height == 0:
         return events
@@ -358,7 +359,7 @@ def read_schedule(path: str | Path) -> Schedule:
     pathless = manifest.get("pathless_commands", [])
     if not isinstance(pathless, list) or not all(isinstance(c, str) for c in pathless):
         raise _fail(p, f"{MANIFEST} key pathless_commands", "expected a list of command names")
-    events = _check_events(p, _read_table(p, EVENTS), dirs, files, len(pathless))
+    events = _check_events(p, _read_table(p, EVENTS), dirs, files, manifest)
     return Schedule(root=p, manifest=manifest, directories=dirs, files=files, events=events)
 
 

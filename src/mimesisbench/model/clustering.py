@@ -1,4 +1,4 @@
-"""File types: k-means over normalised per-object features (scikit-learn).
+"""Object types: k-means over normalised per-object features (scikit-learn), files and directories apart.
 
 scikit-learn is imported when first clustered (its import costs ~1.5 s of CPU, the size of a
 whole parse): ``import_in_background`` lets a caller start that import on another thread while
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,12 +31,22 @@ FEATURES = (
     "log_mean_interarrival",
     "created",
     "deleted",
-    "open_share",
 )
+#: directories' own features, after ``FEATURES``
+DIRECTORY_FEATURES = ("listing_share", "log_children_created")
 
 
-def feature_matrix(objects: pl.DataFrame, t0: int, window_ms: int) -> NDArray[np.float64]:
-    """Per-object features (see ``FEATURES``); heavy-tailed times enter as log1p(ms)."""
+def feature_matrix(
+    objects: pl.DataFrame,
+    t0: int,
+    window_ms: int,
+    *,
+    kind: str = "file",
+    command_shares: Sequence[NDArray[np.float64]] = (),
+) -> NDArray[np.float64]:
+    """Per-object features: ``FEATURES`` (heavy-tailed times enter as log1p(ms)), for directories
+    ``DIRECTORY_FEATURES`` too, then ``command_shares`` (per object, the share of its accesses
+    that are each of the trace's most frequent access commands; the caller's choice)."""
     created = objects["created_ms"].is_not_null().to_numpy()
     accessed = objects["first_access_ms"].is_not_null().to_numpy()
     origin = np.where(created, objects["created_ms"].fill_null(0).to_numpy(), t0)
@@ -45,15 +56,22 @@ def feature_matrix(objects: pl.DataFrame, t0: int, window_ms: int) -> NDArray[np
     span = np.where(accessed, last - first, 0)
     acc = objects["accesses"].to_numpy()
     mean_gap = span / np.maximum(acc - 1, 1)
-    open_share = np.where(accessed, objects["opens"].to_numpy() / np.maximum(acc, 1), 1.0)
-    out = np.empty((objects.height, len(FEATURES)), dtype=np.float64)
+    extra = DIRECTORY_FEATURES if kind == "directory" else ()
+    out = np.empty((objects.height, len(FEATURES) + len(extra) + len(command_shares)), dtype=np.float64)
     out[:, 0] = np.log1p(acc.astype(np.float64))
     out[:, 1] = np.log1p(span.astype(np.float64))
     out[:, 2] = np.log1p(activation.astype(np.float64))
     out[:, 3] = np.log1p(mean_gap)
     out[:, 4] = created
     out[:, 5] = objects["deleted_ms"].is_not_null().to_numpy()
-    out[:, 6] = open_share
+    col = len(FEATURES)
+    if kind == "directory":
+        out[:, col] = objects["lists"].to_numpy() / np.maximum(acc, 1)
+        out[:, col + 1] = np.log1p(objects["children_created"].to_numpy().astype(np.float64))
+        col += 2
+    for share in command_shares:
+        out[:, col] = share
+        col += 1
     return out
 
 

@@ -275,7 +275,8 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.int64], cmd: NDArray
         return None
     counts = np.bincount(cmd, minlength=len(names))
     present = np.flatnonzero(counts)
-    ranked = present[np.lexsort(([names[i] for i in present], -counts[present]))][:MAX_COMMANDS]
+    # most frequent first; ties by name (``names`` are sorted, so by index)
+    ranked = present[np.lexsort((present, -counts[present]))][:MAX_COMMANDS]
     m = ranked.size
     local = np.full(len(names), -1, dtype=np.int64)
     local[ranked] = np.arange(m)
@@ -479,10 +480,15 @@ def cluster_kinds(fo: FittedObjects, config: FitConfig) -> tuple[NDArray[np.int1
             from mimesisbench.model.selection import choose_k  # scipy.stats is loaded only for auto K
 
             accesses = fo.objects["accesses"].to_numpy()[rows]
+
+            def types_for(kind_labels: NDArray[np.int16], note: str, rows: NDArray[np.intp] = rows) -> list[FileType]:
+                del note
+                return fit_types(fo, _embed(rows, kind_labels, n), config)
+
             choice = choose_k(
                 accesses[accesses > 0],
                 features,
-                lambda kl, note, rows=rows: fit_types(fo, _embed(rows, kl, n), config),
+                types_for,
                 candidates=config.auto_candidates,
                 ks_target=config.auto_ks_target,
                 seed=config.seed,

@@ -476,7 +476,7 @@ def _object_table(
     children, parent_made = _children_created(paths, root, ids, created, obj_dir)
 
     def nullable(values: NDArray[np.int64], present: NDArray[np.bool_]) -> pl.Series:
-        return pl.Series(values, dtype=pl.Int64).set(pl.Series(~present), None)  # type: ignore[arg-type]
+        return pl.Series(values, dtype=pl.Int64).set(pl.Series(~present), None)
 
     table = pl.DataFrame(
         {

@@ -168,3 +168,13 @@ def test_creates_of_paths_in_the_snapshot_are_overwrites() -> None:
     f, g = objects.filter(pl.col("path") == "/d/f").row(0, named=True), objects.filter(pl.col("path") == "/d/g").row(0, named=True)
     assert f["created_ms"] is None and f["accesses"] == 2  # the create overwrote a pre-existing file
     assert g["created_ms"] == T0 + 9 and g["accesses"] == 0
+
+
+def test_auto_k_simulation_of_single_access_objects_gives_one_access_each() -> None:
+    from mimesisbench.model.selection import simulate_popularity
+    from mimesisbench.profile import Distribution, FileType
+
+    single = FileType(id=1, weight=0.0, pre_existing=10, activation_delay=Distribution.point(5.0),
+                      active_span=Distribution.point(0.0), access_interarrival=Distribution.point(0.0))
+    counts = simulate_popularity(single, 50, np.random.default_rng(0))
+    assert counts.size == 50 and set(counts.tolist()) == {1}

@@ -102,14 +102,34 @@ class FittedObjects:
         """Rows of the object table of one kind ("file" or "directory")."""
         return np.flatnonzero(self.is_dir if kind == "directory" else ~self.is_dir)
 
+    @cached_property
+    def _commands_per_object(self) -> tuple[list[int], list[int], NDArray[np.int64]]:
+        """The (at most ``TOP_COMMANDS``) most frequent access commands of files and of
+        directories, most frequent first, and each object's accesses of each of them (one count
+        of the access table: ``counts[obj, slot]``, slots of the union of both lists)."""
+        n_cmds = len(self.view.commands)
+        on_dir = self._obj_is_dir[self.acc_obj]
+        per_kind = np.bincount(self.acc_cmd.astype(np.int64) * 2 + on_dir, minlength=2 * n_cmds).reshape(n_cmds, 2)
+
+        def top(col: int) -> list[int]:
+            counts = per_kind[:, col]
+            order = np.lexsort((np.arange(n_cmds), -counts))
+            return [int(c) for c in order[:TOP_COMMANDS] if counts[c] > 0]
+
+        files, dirs = top(0), top(1)
+        union = sorted(set(files) | set(dirs))
+        slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
+        slot[union] = np.arange(len(union))
+        width = len(union) + 1
+        n = self._obj_is_dir.size
+        counts = np.bincount(self.acc_obj.astype(np.int64) * width + slot[self.acc_cmd], minlength=n * width)
+        return files, dirs, counts.reshape(n, width)
+
     def top_commands(self, kind: str) -> list[int]:
         """The kind's most frequent access commands (indices into ``view.commands``), at most
         ``TOP_COMMANDS``, most frequent first."""
-        on_dir = self._obj_is_dir[self.acc_obj]
-        cmds = self.acc_cmd[on_dir if kind == "directory" else ~on_dir]
-        counts = np.bincount(cmds, minlength=len(self.view.commands))
-        order = np.lexsort((np.arange(counts.size), -counts))
-        return [int(c) for c in order[:TOP_COMMANDS] if counts[c] > 0]
+        files, dirs, _ = self._commands_per_object
+        return dirs if kind == "directory" else files
 
     @cached_property
     def _obj_is_dir(self) -> NDArray[np.bool_]:
@@ -123,12 +143,12 @@ class FittedObjects:
         objects = self.objects[rows]
         shares = []
         if len(rows):
-            n = int(cast(int, self.objects["obj"].max())) + 1
+            files, dirs, counts = self._commands_per_object
+            union = sorted(set(files) | set(dirs))
             obj_ids = objects["obj"].to_numpy()
             accesses = np.maximum(objects["accesses"].to_numpy(), 1).astype(np.float64)
             for c in self.top_commands(kind):
-                per_obj = np.bincount(self.acc_obj[self.acc_cmd == c], minlength=n)
-                shares.append(per_obj[obj_ids] / accesses)
+                shares.append(counts[obj_ids, union.index(c)] / accesses)
         return feature_matrix(objects, self.t0, self.window_ms, kind=kind, command_shares=shares)
 
 

@@ -103,6 +103,8 @@ def _parents(paths: pl.Series) -> pl.Series:
     return parent.set(no_slash, "/").replace("", "/")
 
 
+#: the seed of the path texts' hashes that order path ids
+PATH_HASH_SEED = 0x4D42
 #: paths whose parents are taken at a time (the split's temporaries are a few times the text)
 PARENT_ROWS = 262_144
 
@@ -124,6 +126,22 @@ def _parents_of_unique(paths: pl.Series) -> list[pl.Series]:
         seen.append(parents)
         current = parents.filter(parents != "/")
     return seen
+
+
+def _ancestors_and_parent_hashes(paths: pl.Series) -> tuple[pl.Series, NDArray[np.uint64]]:
+    """``_ancestors`` of distinct paths, and the hash (``PATH_HASH_SEED``) of each path's parent,
+    aligned with ``paths``: the first level's parents are taken once for both."""
+    if paths.len() == 0:
+        return pl.Series("path", [], dtype=pl.String), np.empty(0, dtype=np.uint64)
+    hashes: list[NDArray[np.uint64]] = []
+    firsts: list[pl.Series] = []
+    for i in range(0, paths.len(), PARENT_ROWS):
+        parents = _parents(paths.slice(i, PARENT_ROWS))
+        hashes.append(parents.hash(seed=PATH_HASH_SEED).to_numpy())
+        firsts.append(parents.unique())
+    first = pl.concat(firsts).unique()
+    seen = [first, *_parents_of_unique(first.filter(first != "/"))]
+    return pl.concat(seen).unique(), np.concatenate(hashes)
 
 
 def _ancestors(paths: pl.Series) -> pl.Series:
@@ -152,6 +170,18 @@ class _Names:
 
     op_names: tuple[str, ...]  # sorted; every known operation included
     paths: pl.Series  # String, normalised (no trailing slash; "/" is the root), one per id
+    path_hash: NDArray[np.uint64]  # each path's hash (``PATH_HASH_SEED``): ascending, ids follow it
+    norm_of_id: NDArray[np.integer]  # for each id, the index of one of its texts in code order
+
+    def ids_of_hashes(self, h: NDArray[np.uint64]) -> NDArray[np.int32]:
+        """The path id of each text hash (-1 when the trace never names the text)."""
+        if self.path_hash.size == 0:
+            return np.full(h.size, -1, dtype=np.int32)
+        order = np.argsort(h)  # sorted queries: the binary searches stay in cache
+        at = np.empty(h.size, dtype=np.intp)
+        at[order] = np.minimum(np.searchsorted(self.path_hash, h[order]), self.path_hash.size - 1)
+        return np.where(self.path_hash[at] == h, at, -1).astype(np.int32)
+
 
     def op_index(self, name: str) -> int:
         return self.op_names.index(name)
@@ -191,6 +221,13 @@ class _EventArrays:
         return mask
 
 
+def _first_of_each(dense: NDArray[np.int32], n: int) -> NDArray[np.int64]:
+    """For each id 0..n-1, an index ``i`` with ``dense[i] == id``."""
+    out = np.zeros(n, dtype=np.int64)
+    out[dense] = np.arange(dense.size)
+    return out
+
+
 def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size: int) -> NDArray[np.int64]:
     """``at[code]``: a row holding ``code`` (any one: a code has one text), -1 for absent codes."""
     at = np.full(size, -1, dtype=np.int64)
@@ -198,13 +235,16 @@ def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size
     return at
 
 
-def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, Future[pl.Series]]:
+def _event_arrays(
+    events: pl.DataFrame, pool: Executor
+) -> tuple[_EventArrays, Future[tuple[pl.Series, NDArray[np.uint64]]]]:
     """Dense path ids for the allowed events with a path.
 
     Paths go through polars' Categorical codes, so string work happens once per distinct path,
     never per event (a code's text is read from one row holding it). Ids follow a hash of the path
     text, so they do not depend on the order in which a parser met the paths (and profiles are
-    reproducible). Also returns the ancestors of the paths, computed by ``pool`` meanwhile.
+    reproducible). Also returns the ancestors of the paths and the hashes of their parents in
+    code order (``_ancestors_and_parent_hashes``), computed by ``pool`` meanwhile.
     """
     op_col, path_col, dst_col = (_categorical(events[c]) for c in ("op", "path", "dst"))
     allowed = events["allowed"]
@@ -262,8 +302,9 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
         raw = raw.gather(np.argsort(np.concatenate([codes[from_path], codes[~from_path]]), kind="stable"))
     suspicious = (raw.str.ends_with("/") & (raw != "/")) | (raw == "")
     norm = raw.str.strip_chars_end("/").replace("", "/") if suspicious.any() else raw
-    ancestors = pool.submit(_ancestors, norm)  # string work on another core while ids are made
-    order = np.argsort(norm.hash(seed=0x4D42).to_numpy(), kind="stable")
+    ancestors = pool.submit(_ancestors_and_parent_hashes, norm)  # string work on another core while ids are made
+    hashes = norm.hash(seed=PATH_HASH_SEED).to_numpy()
+    order = np.argsort(hashes, kind="stable")
     ranked = norm.gather(order)
     if not suspicious.any():  # distinct codes are distinct texts
         dense = np.empty(order.size, dtype=np.int32)
@@ -278,8 +319,11 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
         )
     lut = np.full(size, -1, dtype=np.int32)
     lut[codes] = dense
+    path_hash = hashes[order] if not suspicious.any() else paths.hash(seed=PATH_HASH_SEED).to_numpy()
+    # a text (in ``norm``, code order) of each id, to read the parents' hashes by id
+    norm_of_id = order if not suspicious.any() else _first_of_each(dense, paths.len())
     arrays = _EventArrays(time=time, op=op, pcode=all_pcodes, code_pid=lut, keep=keep, dst_at=dst_rows, did=lut[dcodes],
-                          names=_Names(op_names=op_names, paths=paths.alias("path")))
+                          names=_Names(op_names=op_names, paths=paths.alias("path"), path_hash=path_hash, norm_of_id=norm_of_id))
     return arrays, ancestors
 
 
@@ -344,13 +388,6 @@ def modelled_table(op_names: tuple[str, ...]) -> NDArray[np.bool_]:
     return ok
 
 
-def _path_ids(wanted: pl.Series, paths: pl.Series) -> NDArray[np.int32]:
-    """The path id of each of ``wanted`` (-1 when the trace never names it)."""
-    table = pl.DataFrame({"path": paths, "id": np.arange(paths.len(), dtype=np.int32)})
-    found = wanted.cast(pl.String).to_frame("path").join(table, on="path", how="left", maintain_order="left")
-    return found["id"].fill_null(-1).to_numpy().astype(np.int32)
-
-
 def build_view(
     events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, event_tables: bool = True, modelled_only: bool = False
 ) -> ObjectView:
@@ -367,7 +404,9 @@ def build_view(
         names = ev.names
         paths = names.paths
         mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.kept(ev.op == names.op_index(MKDIRS))]])
-        dir_parts = [ancestors.result(), paths.gather(mkdirs_ids)]
+        ancestor_dirs, parent_hash_norm = ancestors.result()
+        dir_parts = [ancestor_dirs, paths.gather(mkdirs_ids)]
+    parent_hash = parent_hash_norm[names.norm_of_id]  # per path id
     in_snapshot: NDArray[np.bool_] | None = None
     if snapshot is not None and snapshot.height:
         snap_paths = snapshot["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/")
@@ -396,7 +435,7 @@ def build_view(
     events_table = pl.DataFrame({"time_ms": time if event_tables else time[:0], "obj": obj if event_tables else obj[:0],
                                  "op": names.op_series(op if event_tables else op[:0])})
     objects, accesses, unmodelled = _object_table(names, time, op, obj, is_dir, in_snapshot, touched, (root, last),
-                                                  snapshot, modelled_only)
+                                                  snapshot, modelled_only, parent_hash)
     return ObjectView(directories=directories, objects=objects, accesses=accesses, commands=names.op_names,
                       events=events_table, unmodelled=unmodelled)
 
@@ -422,6 +461,7 @@ def _object_table(
     renamed: tuple[NDArray[np.int32], NDArray[np.int32]],
     snapshot: pl.DataFrame | None,
     modelled_only: bool,
+    parent_hash: NDArray[np.uint64],
 ) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
     """Per-object reductions over dense object ids (numpy) and the access table.
 
@@ -443,15 +483,15 @@ def _object_table(
     access = np.ones(g_obj.size, dtype=bool)
     access[starts[created]] = False
     access[ends[deleted]] = False
+    # accesses a schedule cannot hold for their object's kind (lookups in tables per operation;
+    # the grouped object ids ascend, so the kind's gather reads ``is_dir`` in order)
     ok = modelled_table(names.op_names)
-    g_dir = is_dir[g_obj]
-    can = ok[g_op, g_dir.astype(np.intp)]
-    cannot = access & ~can
-    unmodelled_counts = np.bincount(g_op[cannot], minlength=len(names.op_names))
-    unmodelled = {names.op_names[i]: int(unmodelled_counts[i]) for i in np.flatnonzero(unmodelled_counts)}
+    cannot = access & np.where(is_dir[g_obj], ~ok[:, 1][g_op], ~ok[:, 0][g_op])
+    counts = np.bincount(g_op[cannot], minlength=len(names.op_names))
+    unmodelled = {names.op_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
     if modelled_only:
-        access &= can
-    del g_dir, can, cannot
+        access &= ~cannot
+    del cannot
     created_ms = np.where(created, g_time[starts], 0)
     deleted_ms = np.where(deleted, g_time[ends], 0)
     renames = np.bincount(g_obj[g_op == names.op_index(RENAME)], minlength=n)[ids].astype(np.int64)
@@ -473,7 +513,7 @@ def _object_table(
     opens = count(a_cmd == names.op_index(OPEN))
     lists = count(a_cmd == names.op_index(LIST))
     depth = _normalised_depths(paths.gather(last_pid[ids]))
-    children, parent_made = _children_created(paths, root, ids, created, obj_dir)
+    children, parent_made = _children_created(names, parent_hash, root, ids, created, obj_dir)
 
     def nullable(values: NDArray[np.int64], present: NDArray[np.bool_]) -> pl.Series:
         return pl.Series(values, dtype=pl.Int64).set(pl.Series(~present), None)
@@ -517,19 +557,24 @@ def _object_table(
 
 
 def _children_created(
-    paths: pl.Series, root: NDArray[np.int32], ids: NDArray[np.int32], created: NDArray[np.bool_], obj_dir: NDArray[np.bool_]
+    names: _Names,
+    parent_hash: NDArray[np.uint64],
+    root: NDArray[np.int32],
+    ids: NDArray[np.int32],
+    created: NDArray[np.bool_],
+    obj_dir: NDArray[np.bool_],
 ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """Per object (rows of ``ids``): the objects created in the window directly under it, and
     whether it was created under a directory that was itself made in the window (by ``mkdirs``).
-    String work for the created objects only (their first paths' parents)."""
+    The parents are found by their texts' hashes (``parent_hash``, per path id), no string work."""
     children = np.zeros(ids.size, dtype=np.int64)
     parent_made = np.zeros(ids.size, dtype=bool)
     made = np.flatnonzero(created)
     if made.size == 0:
         return children, parent_made
-    parent_pid = _path_ids(_parents(paths.gather(ids[made])), paths)
+    parent_pid = names.ids_of_hashes(parent_hash[ids[made]])
     # row of each parent among the objects (-1: not an object of the trace)
-    row_of = np.full(paths.len(), -1, dtype=np.int64)
+    row_of = np.full(names.paths.len(), -1, dtype=np.int64)
     row_of[ids] = np.arange(ids.size)
     parent_row = np.where(parent_pid >= 0, row_of[root[np.maximum(parent_pid, 0)]], -1)
     known = parent_row >= 0

@@ -422,10 +422,12 @@ def build_view(
     op = ev.op if rows is None else ev.op[rows]
     pid = code_pid[ev.pcode] if rows is None else code_pid[ev.pcode[rows]]
     ren = np.flatnonzero(op == names.op_index(RENAME))
-    directories_renamed_to = ev.destinations(ren if rows is None else rows[ren])
-    root, last = _rename_roots(pid[ren], directories_renamed_to, is_dir)
-    del ev, rows, ren
-    directories = _with_renamed_directories(directories, paths, is_dir)
+    dst = ev.destinations(ren if rows is None else rows[ren])
+    flagged = int(is_dir.sum())
+    root, last = _rename_roots(pid[ren], dst, is_dir)
+    del ev, rows, ren, dst
+    if int(is_dir.sum()) > flagged:  # directories renamed to paths not known as directories
+        directories = _with_renamed_directories(directories, paths, is_dir)
     obj = root[pid]
     touched: NDArray[np.bool_] | None = None
     if in_snapshot is not None:
@@ -442,11 +444,7 @@ def build_view(
 
 def _with_renamed_directories(directories: pl.Series, paths: pl.Series, is_dir: NDArray[np.bool_]) -> pl.Series:
     """``directories`` plus the destinations of directory renames (flagged in ``is_dir``)."""
-    if paths.len() == 0:
-        return directories
     flagged = paths.filter(pl.Series(is_dir[: paths.len()]))
-    if flagged.len() == directories.len():
-        return directories
     return pl.concat([directories, flagged.alias("path")]).unique().sort()
 
 

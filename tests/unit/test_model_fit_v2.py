@@ -178,3 +178,13 @@ def test_auto_k_simulation_of_single_access_objects_gives_one_access_each() -> N
                       active_span=Distribution.point(0.0), access_interarrival=Distribution.point(0.0))
     counts = simulate_popularity(single, 50, np.random.default_rng(0))
     assert counts.size == 50 and set(counts.tolist()) == {1}
+
+
+def test_access_gaps_of_an_access_table_and_of_unordered_rows_agree() -> None:
+    from mimesisbench.model.objects import access_gaps
+
+    view = build_view(readers_and_poller())
+    direct = access_gaps(view.accesses)
+    shuffled = access_gaps(view.accesses.sample(fraction=1.0, shuffle=True, seed=4))
+    assert direct.equals(view.gaps)
+    assert direct.sort("obj", "gap_ms").equals(shuffled.sort("obj", "gap_ms"))

@@ -405,39 +405,43 @@ def build_view(
         paths = names.paths
         mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.kept(ev.op == names.op_index(MKDIRS))]])
         ancestor_dirs, parent_hash_norm = ancestors.result()
+        # each path id's parent's id, found on the other core while this one classifies
+        parent_of = pool.submit(lambda: names.ids_of_hashes(parent_hash_norm[names.norm_of_id]))
         dir_parts = [ancestor_dirs, paths.gather(mkdirs_ids)]
-    parent_hash = parent_hash_norm[names.norm_of_id]  # per path id
-    in_snapshot: NDArray[np.bool_] | None = None
-    if snapshot is not None and snapshot.height:
-        snap_paths = snapshot["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/")
-        dir_parts.append(snap_paths.filter(snapshot["is_dir"]))
-        in_snapshot = paths.is_in(snap_paths.implode()).to_numpy()
-    directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
-    n = paths.len()
-    is_dir = paths.is_in(directories.implode()).to_numpy().copy() if n else np.zeros(1, dtype=bool)
+        in_snapshot: NDArray[np.bool_] | None = None
+        if snapshot is not None and snapshot.height:
+            snap_paths = snapshot["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/")
+            dir_parts.append(snap_paths.filter(snapshot["is_dir"]))
+            in_snapshot = paths.is_in(snap_paths.implode()).to_numpy()
+        directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
+        n = paths.len()
+        is_dir = paths.is_in(directories.implode()).to_numpy().copy() if n else np.zeros(1, dtype=bool)
 
-    code_pid = np.maximum(ev.code_pid, 0)
-    rows = None if ev.keep is None else np.flatnonzero(ev.keep)
-    time = ev.time if rows is None else ev.time[rows]
-    op = ev.op if rows is None else ev.op[rows]
-    pid = code_pid[ev.pcode] if rows is None else code_pid[ev.pcode[rows]]
-    ren = np.flatnonzero(op == names.op_index(RENAME))
-    dst = ev.destinations(ren if rows is None else rows[ren])
-    flagged = int(is_dir.sum())
-    root, last = _rename_roots(pid[ren], dst, is_dir)
-    del ev, rows, ren, dst
-    if int(is_dir.sum()) > flagged:  # directories renamed to paths not known as directories
-        directories = _with_renamed_directories(directories, paths, is_dir)
-    obj = root[pid]
-    touched: NDArray[np.bool_] | None = None
-    if in_snapshot is not None:
-        touched = np.zeros(max(n, 1), dtype=bool)
-        touched[pid] = True
-    del pid
-    events_table = pl.DataFrame({"time_ms": time if event_tables else time[:0], "obj": obj if event_tables else obj[:0],
-                                 "op": names.op_series(op if event_tables else op[:0])})
-    objects, accesses, unmodelled = _object_table(names, time, op, obj, is_dir, in_snapshot, touched, (root, last),
-                                                  snapshot, modelled_only, parent_hash)
+        code_pid = np.maximum(ev.code_pid, 0)
+        rows = None if ev.keep is None else np.flatnonzero(ev.keep)
+        time = ev.time if rows is None else ev.time[rows]
+        op = ev.op if rows is None else ev.op[rows]
+        pid = code_pid[ev.pcode] if rows is None else code_pid[ev.pcode[rows]]
+        ren = np.flatnonzero(op == names.op_index(RENAME))
+        dst = ev.destinations(ren if rows is None else rows[ren])
+        flagged = int(is_dir.sum())
+        root, last = _rename_roots(pid[ren], dst, is_dir)
+        del ev, rows, ren, dst
+        # the depth of each path id (string work), on the other core while events are grouped
+        depths = pool.submit(lambda: _normalised_depths(paths))
+        if int(is_dir.sum()) > flagged:  # directories renamed to paths not known as directories
+            directories = _with_renamed_directories(directories, paths, is_dir)
+        obj = root[pid]
+        touched: NDArray[np.bool_] | None = None
+        if in_snapshot is not None:
+            touched = np.zeros(max(n, 1), dtype=bool)
+            touched[pid] = True
+        del pid
+        events_table = pl.DataFrame({"time_ms": time if event_tables else time[:0],
+                                     "obj": obj if event_tables else obj[:0],
+                                     "op": names.op_series(op if event_tables else op[:0])})
+        objects, accesses, unmodelled = _object_table(names, time, op, obj, is_dir, in_snapshot, touched, (root, last),
+                                                      snapshot, modelled_only, (parent_of, depths))
     return ObjectView(directories=directories, objects=objects, accesses=accesses, commands=names.op_names,
                       events=events_table, unmodelled=unmodelled)
 
@@ -459,7 +463,7 @@ def _object_table(
     renamed: tuple[NDArray[np.int32], NDArray[np.int32]],
     snapshot: pl.DataFrame | None,
     modelled_only: bool,
-    parent_hash: NDArray[np.uint64],
+    per_path: tuple[Future[NDArray[np.int32]], Future[NDArray[np.int16]]],
 ) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
     """Per-object reductions over dense object ids (numpy) and the access table.
 
@@ -510,8 +514,9 @@ def _object_table(
     accesses = count(None)
     opens = count(a_cmd == names.op_index(OPEN))
     lists = count(a_cmd == names.op_index(LIST))
-    depth = _normalised_depths(paths.gather(last_pid[ids]))
-    children, parent_made = _children_created(names, parent_hash, root, ids, created, obj_dir)
+    parent_of, depths = per_path  # per path id: its parent's id (-1: not in the trace) and its depth
+    depth = depths.result()[last_pid[ids]] if n else np.zeros(0, dtype=np.int16)
+    children, parent_made = _children_created(parent_of.result(), root, ids, created, obj_dir)
 
     def nullable(values: NDArray[np.int64], present: NDArray[np.bool_]) -> pl.Series:
         return pl.Series(values, dtype=pl.Int64).set(pl.Series(~present), None)
@@ -555,8 +560,7 @@ def _object_table(
 
 
 def _children_created(
-    names: _Names,
-    parent_hash: NDArray[np.uint64],
+    parent_of: NDArray[np.int32],
     root: NDArray[np.int32],
     ids: NDArray[np.int32],
     created: NDArray[np.bool_],
@@ -564,15 +568,15 @@ def _children_created(
 ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """Per object (rows of ``ids``): the objects created in the window directly under it, and
     whether it was created under a directory that was itself made in the window (by ``mkdirs``).
-    The parents are found by their texts' hashes (``parent_hash``, per path id), no string work."""
+    The parents come from ``parent_of`` (each path id's parent's id, found by the texts' hashes)."""
     children = np.zeros(ids.size, dtype=np.int64)
     parent_made = np.zeros(ids.size, dtype=bool)
     made = np.flatnonzero(created)
     if made.size == 0:
         return children, parent_made
-    parent_pid = names.ids_of_hashes(parent_hash[ids[made]])
+    parent_pid = parent_of[ids[made]]
     # row of each parent among the objects (-1: not an object of the trace)
-    row_of = np.full(names.paths.len(), -1, dtype=np.int64)
+    row_of = np.full(parent_of.size, -1, dtype=np.int64)
     row_of[ids] = np.arange(ids.size)
     parent_row = np.where(parent_pid >= 0, row_of[root[np.maximum(parent_pid, 0)]], -1)
     known = parent_row >= 0

@@ -79,8 +79,7 @@ def staged_fit(table: pl.DataFrame, config: FitConfig, out: Path) -> dict[str, t
     with _timed("prepare (all of the above)", stages):
         fo = prepare(table, None, config)
     with _timed("features", stages):
-        for kind in ("file", "directory"):
-            fo.features(kind)
+        fo.features()
     with _timed("features + k-means per kind", stages):
         labels, _note = cluster_kinds(fo, config)
     with _timed("per-type distributions", stages):

@@ -103,10 +103,15 @@ class FittedObjects:
         return np.flatnonzero(self.is_dir if kind == "directory" else ~self.is_dir)
 
     @cached_property
-    def _commands_per_object(self) -> tuple[list[int], list[int], NDArray[np.int64]]:
-        """The (at most ``TOP_COMMANDS``) most frequent access commands of files and of
-        directories, most frequent first, and each object's accesses of each of them (one count
-        of the access table: ``counts[obj, slot]``, slots of the union of both lists)."""
+    def _obj_is_dir(self) -> NDArray[np.bool_]:
+        out = np.zeros(int(cast(int, self.objects["obj"].max())) + 1, dtype=bool)
+        out[self.objects["obj"].to_numpy()] = self.is_dir
+        return out
+
+    @cached_property
+    def top_commands(self) -> dict[str, list[int]]:
+        """Per kind, its most frequent access commands (indices into ``view.commands``), at most
+        ``TOP_COMMANDS``, most frequent first."""
         n_cmds = len(self.view.commands)
         on_dir = self._obj_is_dir[self.acc_obj]
         per_kind = np.bincount(self.acc_cmd.astype(np.int64) * 2 + on_dir, minlength=2 * n_cmds).reshape(n_cmds, 2)
@@ -116,40 +121,33 @@ class FittedObjects:
             order = np.lexsort((np.arange(n_cmds), -counts))
             return [int(c) for c in order[:TOP_COMMANDS] if counts[c] > 0]
 
-        files, dirs = top(0), top(1)
-        union = sorted(set(files) | set(dirs))
+        return {"file": top(0), "directory": top(1)}
+
+    def features(self) -> dict[str, NDArray[np.float64]]:
+        """The clustering features of each kind's objects (rows ``rows(kind)``; kinds without
+        objects left out). Each object's accesses of each top command come from one count of the
+        access table (``counts[obj, slot]``), dropped once the features are made."""
+        tops = self.top_commands
+        union = sorted(set(tops["file"]) | set(tops["directory"]))
+        n_cmds = len(self.view.commands)
         slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
         slot[union] = np.arange(len(union))
         width = len(union) + 1
         n = self._obj_is_dir.size
         counts = np.bincount(self.acc_obj.astype(np.int64) * width + slot[self.acc_cmd], minlength=n * width)
-        return files, dirs, counts.reshape(n, width)
-
-    def top_commands(self, kind: str) -> list[int]:
-        """The kind's most frequent access commands (indices into ``view.commands``), at most
-        ``TOP_COMMANDS``, most frequent first."""
-        files, dirs, _ = self._commands_per_object
-        return dirs if kind == "directory" else files
-
-    @cached_property
-    def _obj_is_dir(self) -> NDArray[np.bool_]:
-        out = np.zeros(int(cast(int, self.objects["obj"].max())) + 1, dtype=bool)
-        out[self.objects["obj"].to_numpy()] = self.is_dir
-        return out
-
-    def features(self, kind: str) -> NDArray[np.float64]:
-        """The clustering features of the kind's objects (rows ``rows(kind)``)."""
-        rows = self.rows(kind)
-        objects = self.objects[rows]
-        shares = []
-        if len(rows):
-            files, dirs, counts = self._commands_per_object
-            union = sorted(set(files) | set(dirs))
+        counts = counts.reshape(n, width)
+        columns = self.objects.select(pl.exclude("path"))  # the paths' texts are not features
+        out: dict[str, NDArray[np.float64]] = {}
+        for kind in KINDS:
+            rows = self.rows(kind)
+            if rows.size == 0:
+                continue
+            objects = columns[rows]
             obj_ids = objects["obj"].to_numpy()
             accesses = np.maximum(objects["accesses"].to_numpy(), 1).astype(np.float64)
-            for c in self.top_commands(kind):
-                shares.append(counts[obj_ids, union.index(c)] / accesses)
-        return feature_matrix(objects, self.t0, self.window_ms, kind=kind, command_shares=shares)
+            shares = [counts[obj_ids, union.index(c)] / accesses for c in tops[kind]]
+            out[kind] = feature_matrix(objects, self.t0, self.window_ms, kind=kind, command_shares=shares)
+        return out
 
 
 @dataclass(frozen=True)
@@ -316,7 +314,7 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.int64], cmd: NDArray
     laws: dict[str, Distribution] = {}
     frequent = np.flatnonzero(pairs.ravel() >= MIN_TRANSITION_GAPS)
     if frequent.size:
-        order = np.argsort(key, kind="stable")
+        order = np.argsort(key.astype(np.int16), kind="stable")  # m * m < 2**15: a radix sort
         bounds = np.searchsorted(key[order], np.stack([frequent, frequent + 1]))
         for t, lo, hi in zip(frequent.tolist(), bounds[0].tolist(), bounds[1].tolist()):
             a, b = names[ranked[t // m]], names[ranked[t % m]]
@@ -491,11 +489,12 @@ def cluster_kinds(fo: FittedObjects, config: FitConfig) -> tuple[NDArray[np.int1
     labels = np.zeros(n, dtype=np.int16)
     notes: list[str] = []
     offset = 0
+    by_kind = fo.features()
     for kind in KINDS:
         rows = fo.rows(kind)
         if rows.size == 0:
             continue
-        features = fo.features(kind)
+        features = by_kind.pop(kind)
         if config.types == "auto":
             from mimesisbench.model.selection import choose_k  # scipy.stats is loaded only for auto K
 

@@ -507,11 +507,12 @@ def _object_table(
     last_access[a_obj[a_ends]] = a_time[a_ends]
     accessed[a_obj[a_starts]] = True
 
-    def count(mask: NDArray[np.bool_] | None) -> NDArray[np.int64]:
-        picked = a_obj if mask is None else a_obj[mask]
-        return np.bincount(picked, minlength=n)[ids].astype(np.int64)
+    def count(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
+        return np.bincount(a_obj[mask], minlength=n)[ids].astype(np.int64)
 
-    accesses = count(None)
+    accesses = np.zeros(n, dtype=np.int64)  # grouped: an object's accesses are its run's length
+    accesses[a_obj[a_starts]] = a_ends - a_starts + 1
+    accesses = accesses[ids]
     opens = count(a_cmd == names.op_index(OPEN))
     lists = count(a_cmd == names.op_index(LIST))
     parent_of, depths = per_path  # per path id: its parent's id (-1: not in the trace) and its depth

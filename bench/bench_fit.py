@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_parse import log_files  # noqa: E402
 
-from mimesisbench.model.clustering import cluster_objects, feature_matrix, import_in_background  # noqa: E402
+from mimesisbench.model.clustering import import_in_background  # noqa: E402
 from mimesisbench.model.fit import FitConfig, fit_profile, prepare, profile_from_labels  # noqa: E402
 from mimesisbench.profile.io import save_profile  # noqa: E402
 
@@ -63,7 +63,7 @@ def _timed(name: str, into: dict[str, tuple[float, float]]) -> Iterator[None]:
 
 def staged_fit(table: pl.DataFrame, config: FitConfig, out: Path) -> dict[str, tuple[float, float]]:
     """The fit of ``fit_profile`` (fixed K) cut into its stages, each timed (wall s, CPU s)."""
-    from mimesisbench.model.fit import operation_counts
+    from mimesisbench.model.fit import cluster_kinds, operation_counts
     from mimesisbench.model.namespace_shape import fit_namespace
     from mimesisbench.model.objects import access_gaps, build_view
 
@@ -71,7 +71,7 @@ def staged_fit(table: pl.DataFrame, config: FitConfig, out: Path) -> dict[str, t
     with _timed("build_view", stages):
         view = build_view(table, None)
     with _timed("gaps", stages):
-        access_gaps(view.file_events)  # done inside build_view since; here for comparison
+        access_gaps(view.accesses)  # done inside build_view since; here for comparison
     with _timed("op_counts", stages):
         operation_counts(table)
     with _timed("namespace", stages):
@@ -79,11 +79,11 @@ def staged_fit(table: pl.DataFrame, config: FitConfig, out: Path) -> dict[str, t
     with _timed("prepare (all of the above)", stages):
         fo = prepare(table, None, config)
     with _timed("features", stages):
-        features = feature_matrix(fo.objects, fo.t0, fo.window_ms)
-    with _timed("k-means (fit + assign)", stages):
-        clustering = cluster_objects(features, int(config.types), config.seed)
+        fo.features()
+    with _timed("features + k-means per kind", stages):
+        labels, _note = cluster_kinds(fo, config)
     with _timed("per-type distributions", stages):
-        profile = profile_from_labels(fo, clustering.labels, config, "bench")
+        profile = profile_from_labels(fo, labels, config, "bench")
     with _timed("write", stages):
         save_profile(profile, out)
     return stages

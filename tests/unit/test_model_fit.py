@@ -51,30 +51,35 @@ def two_type_trace() -> pl.DataFrame:
 
 def test_object_table_has_known_features() -> None:
     objects = object_table(two_type_trace())
-    assert objects.height == 70
+    assert objects.height == 72  # 70 files and the two directories with events (/jobs/out, /data/a)
     hot = objects.filter(pl.col("path") == "/jobs/out/part-00003").row(0, named=True)
-    assert hot["created_ms"] == T0 + 400
-    assert hot["first_access_ms"] == T0 + 450
+    assert hot["created_ms"] == T0 + 400 and not hot["is_dir"]
+    assert hot["first_access_ms"] == T0 + 401  # the getfileinfo is an access too
     assert hot["last_access_ms"] == T0 + 450 + 190
     assert hot["deleted_ms"] == T0 + 1400
-    assert (hot["accesses"], hot["opens"], hot["lists"]) == (20, 15, 5)
-    assert hot["depth"] == 3
+    assert (hot["accesses"], hot["opens"], hot["lists"]) == (21, 15, 5)
+    assert hot["depth"] == 3 and hot["parent_made"]  # /jobs/out was made by mkdirs in the window
     cold = objects.filter(pl.col("path") == "/data/a/b/f7").row(0, named=True)
-    assert cold["created_ms"] is None and cold["accesses"] == 2 and cold["depth"] == 4
+    assert cold["created_ms"] is None and cold["accesses"] == 2 and cold["depth"] == 4 and not cold["parent_made"]
+    made = objects.filter(pl.col("path") == "/jobs/out").row(0, named=True)
+    assert made["is_dir"] and made["created_ms"] == T0 and made["accesses"] == 0 and made["children_created"] == 40
+    listed = objects.filter(pl.col("path") == "/data/a").row(0, named=True)
+    assert listed["is_dir"] and listed["created_ms"] is None and (listed["accesses"], listed["lists"]) == (1, 1)
 
 
 def test_access_interarrivals_and_popularity() -> None:
     events = two_type_trace()
     gaps = access_interarrivals(events)
-    assert gaps.size == 40 * 19 + 30
-    assert set(np.unique(gaps).tolist()) == {10, 5000}
-    assert sorted(set(popularity(object_table(events)).tolist())) == [2, 20]
+    assert gaps.size == 40 * 20 + 30
+    assert set(np.unique(gaps).tolist()) == {10, 49, 5000}
+    assert sorted(set(popularity(object_table(events)).tolist())) == [1, 2, 21]
 
 
 def test_directories_come_from_ancestors_and_mkdirs() -> None:
     view = build_view(two_type_trace())
     assert set(view.directories.to_list()) == {"/", "/jobs", "/jobs/out", "/data", "/data/a", "/data/a/b"}
-    assert view.dir_events.filter(pl.col("op") == "listStatus").height == 1
+    dirs = view.objects.filter(pl.col("is_dir"))
+    assert sorted(dirs["path"].to_list()) == ["/data/a", "/jobs/out"] and dirs["lists"].sum() == 1
 
 
 def test_renamed_file_keeps_its_identity() -> None:
@@ -89,30 +94,43 @@ def test_renamed_file_keeps_its_identity() -> None:
     objects = object_table(events)
     assert objects.height == 1
     row = objects.row(0, named=True)
-    assert row["created_ms"] == T0 and row["accesses"] == 2 and row["renames"] == 1 and row["depth"] == 2
+    # the rename is an access of the file (with the two opens)
+    assert row["created_ms"] == T0 and row["accesses"] == 3 and row["renames"] == 1 and row["depth"] == 2
 
 
 def test_fit_two_types_recovers_the_model() -> None:
     profile = fit_profile(two_type_trace(), None, FitConfig(types=2, seed=1))
-    assert len(profile.types) == 2
-    hot, cold = sorted(profile.types, key=lambda t: -t.weight)
-    assert profile.total_creates == 40
+    assert profile.version == 2
+    assert len(profile.file_types) == 2 and len(profile.directory_types) == 2
+    assert [t.id for t in profile.types] == [1, 2, 3, 4]  # file types first, then directory types
+    hot, cold = sorted(profile.file_types, key=lambda t: -t.weight)
+    assert profile.total_creates == 40 and profile.created_directories == 1
     assert hot.weight == pytest.approx(1.0) and cold.weight == 0.0
     assert hot.pre_existing == 0 and cold.pre_existing == 30
     assert hot.create_interarrival is not None and hot.create_interarrival.values == [100.0]
-    assert hot.activation_delay is not None and hot.activation_delay.values == [50.0]
-    assert hot.active_span is not None and hot.active_span.values == [190.0]
-    assert hot.access_interarrival is not None and hot.access_interarrival.values == [10.0]
+    assert hot.activation_delay is not None and hot.activation_delay.values == [1.0]  # the getfileinfo
+    assert hot.active_span is not None and hot.active_span.values == [239.0]
+    assert hot.access_interarrival is not None and set(hot.access_interarrival.values) == {10.0, 49.0}
     assert hot.delete_delay is not None and hot.delete_delay.values == [1000.0]
-    assert hot.delete_share == 1.0 and hot.open_share == pytest.approx(0.75)
+    assert hot.delete_share == 1.0 and hot.open_share == pytest.approx(15 / 21) and hot.new_dir_share == 1.0
+    assert hot.commands is not None and hot.commands.commands == ["open", "listStatus", "getfileinfo"]
+    assert hot.commands.first == pytest.approx([0.0, 0.0, 1.0])
+    assert hot.commands.next[2] == pytest.approx([1.0, 0.0, 0.0])  # getfileinfo is followed by an open
+    assert hot.commands.share == pytest.approx([15 / 21, 5 / 21, 1 / 21])
+    # 19 open>open... per file: the transitions with >= 30 gaps keep their own law
+    assert set(hot.commands.gaps) == {"open>open", "open>listStatus", "listStatus>open", "getfileinfo>open"}
+    assert hot.commands.gaps["getfileinfo>open"].values == [49.0]
     assert cold.activation_delay is not None and cold.activation_delay.values == [200.0]
     assert cold.access_interarrival is not None and cold.access_interarrival.values == [5000.0]
-    assert cold.delete_share == 0.0 and cold.create_interarrival is None
+    assert cold.delete_share == 0.0 and cold.create_interarrival is None and cold.new_dir_share == 0.0
     assert profile.source.pre_existing_inferred is True
-    # op mix: 40 getfileinfo over 830 accesses; 1 mkdirs per 40 creates; 1 dir listing
-    assert profile.op_mix.getfileinfo_per_access == pytest.approx(40 / 860)
-    assert profile.op_mix.mkdirs_per_create == pytest.approx(1 / 40)
-    assert profile.op_mix.dir_list_per_access == pytest.approx(1 / 860)
+    made, listed = sorted(profile.directory_types, key=lambda t: -t.weight)
+    assert made.weight == pytest.approx(1.0) and made.pre_existing == 0 and made.accessed_share == 0.0
+    assert listed.pre_existing == 1 and listed.commands is not None and listed.commands.commands == ["listStatus"]
+    # op mix: the objects' streams carry every command; the trace's counts are kept
+    mix = profile.op_mix
+    assert (mix.getfileinfo_per_access, mix.mkdirs_per_create, mix.dir_list_per_access) == (0.0, 0.0, 0.0)
+    assert mix.observed_counts["getfileinfo"] == 40 and mix.observed_counts["mkdirs"] == 1
     ns = profile.namespace
     assert ns.directories == 6 and ns.dirs_per_depth == [1, 2, 2, 1]
     assert ns.files_at_depth == pytest.approx({3: 40 / 70, 4: 30 / 70})
@@ -133,7 +151,7 @@ def test_snapshot_adds_cold_pre_existing_files() -> None:
     profile = fit_profile(two_type_trace(), snapshot, FitConfig(types=3, seed=0))
     assert profile.source.pre_existing_inferred is False
     assert profile.pre_existing_total == 31  # 30 accessed + /archive/old.gz never touched
-    cold = [t for t in profile.types if t.accessed_share == 0.0]
+    cold = [t for t in profile.file_types if t.accessed_share == 0.0]
     assert len(cold) == 1 and cold[0].pre_existing == 1
     assert profile.namespace.directories == 7
 
@@ -146,8 +164,8 @@ def test_fit_is_deterministic_for_a_seed() -> None:
 
 def test_auto_k_stops_at_the_smallest_k_within_target() -> None:
     profile = fit_profile(two_type_trace(), None, FitConfig(types="auto", seed=0))
-    assert len(profile.types) == 2
-    assert profile.source.k_selection.startswith("auto")
+    assert len(profile.file_types) == 2
+    assert profile.source.k_selection.startswith("files: auto")
     assert "K=1:" in profile.source.k_selection
 
 
@@ -198,9 +216,9 @@ def test_paths_spelled_with_a_trailing_slash_and_destinations_only_seen_in_renam
     assert set(view.directories.to_list()) == {"/", "/d", "/d/tmp", "/d/out"}
     objects = view.objects.sort("path")
     assert objects["path"].to_list() == ["/d/tmp/a", "/d/x"]
-    assert objects["accesses"].to_list() == [2, 2] and objects["renames"].to_list() == [1, 0]
+    assert objects["accesses"].to_list() == [3, 2] and objects["renames"].to_list() == [1, 0]
     assert objects["depth"].to_list() == [3, 2]  # /d/tmp/a ends at /d/out/a
-    assert sorted(view.gaps["gap_ms"].to_list()) == [1, 5]
+    assert sorted(view.gaps["gap_ms"].to_list()) == [1, 1, 5]  # rename -> open, open -> open; /d/x
 
 
 def test_events_out_of_time_order_give_the_same_objects_and_gaps() -> None:

@@ -75,7 +75,8 @@ def model_command(audit: tuple[Path, ...], snapshot: Path | None, types_text: st
     written = save_profile(profile, output)
     done = time.perf_counter()
     click.echo(
-        f"fitted {len(profile.types)} types from {report.events:,} events in {done - started:.1f} s "
+        f"fitted {len(profile.types)} types ({len(profile.file_types)} file, {len(profile.directory_types)} directory) "
+        f"from {report.events:,} events in {done - started:.1f} s "
         f"(parse {parsed - started:.1f} s, fit {done - parsed:.1f} s); {profile.source.k_selection}",
         err=True,
     )

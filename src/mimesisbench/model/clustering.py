@@ -1,4 +1,4 @@
-"""File types: k-means over normalised per-object features (scikit-learn).
+"""Object types: k-means over normalised per-object features (scikit-learn), files and directories apart.
 
 scikit-learn is imported when first clustered (its import costs ~1.5 s of CPU, the size of a
 whole parse): ``import_in_background`` lets a caller start that import on another thread while
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -20,6 +22,9 @@ _SKLEARN_MODULES = ("sklearn.cluster", "sklearn.preprocessing")
 
 #: objects used to fit the centroids; every object is then assigned to its nearest centroid
 FIT_SAMPLE = 50_000
+#: Lloyd iterations at most (k-means converges in a few dozen on most traces; a slow tail of
+#: iterations moves centroids very little)
+MAX_ITER = 60
 #: objects scaled and assigned to a centroid at a time
 PREDICT_ROWS = 262_144
 
@@ -30,12 +35,22 @@ FEATURES = (
     "log_mean_interarrival",
     "created",
     "deleted",
-    "open_share",
 )
+#: directories' own features, after ``FEATURES``
+DIRECTORY_FEATURES = ("listing_share", "log_children_created")
 
 
-def feature_matrix(objects: pl.DataFrame, t0: int, window_ms: int) -> NDArray[np.float64]:
-    """Per-object features (see ``FEATURES``); heavy-tailed times enter as log1p(ms)."""
+def feature_matrix(
+    objects: pl.DataFrame,
+    t0: int,
+    window_ms: int,
+    *,
+    kind: str = "file",
+    command_shares: Sequence[NDArray[np.float64]] = (),
+) -> NDArray[np.float64]:
+    """Per-object features: ``FEATURES`` (heavy-tailed times enter as log1p(ms)), for directories
+    ``DIRECTORY_FEATURES`` too, then ``command_shares`` (per object, the share of its accesses
+    that are each of the trace's most frequent access commands; the caller's choice)."""
     created = objects["created_ms"].is_not_null().to_numpy()
     accessed = objects["first_access_ms"].is_not_null().to_numpy()
     origin = np.where(created, objects["created_ms"].fill_null(0).to_numpy(), t0)
@@ -45,15 +60,22 @@ def feature_matrix(objects: pl.DataFrame, t0: int, window_ms: int) -> NDArray[np
     span = np.where(accessed, last - first, 0)
     acc = objects["accesses"].to_numpy()
     mean_gap = span / np.maximum(acc - 1, 1)
-    open_share = np.where(accessed, objects["opens"].to_numpy() / np.maximum(acc, 1), 1.0)
-    out = np.empty((objects.height, len(FEATURES)), dtype=np.float64)
+    extra = DIRECTORY_FEATURES if kind == "directory" else ()
+    out = np.empty((objects.height, len(FEATURES) + len(extra) + len(command_shares)), dtype=np.float64)
     out[:, 0] = np.log1p(acc.astype(np.float64))
     out[:, 1] = np.log1p(span.astype(np.float64))
     out[:, 2] = np.log1p(activation.astype(np.float64))
     out[:, 3] = np.log1p(mean_gap)
     out[:, 4] = created
     out[:, 5] = objects["deleted_ms"].is_not_null().to_numpy()
-    out[:, 6] = open_share
+    col = len(FEATURES)
+    if kind == "directory":
+        out[:, col] = objects["lists"].to_numpy() / np.maximum(acc, 1)
+        out[:, col + 1] = np.log1p(objects["children_created"].to_numpy().astype(np.float64))
+        col += 2
+    for share in command_shares:
+        out[:, col] = share
+        col += 1
     return out
 
 
@@ -82,6 +104,11 @@ class Clustering:
     inertia: float
 
 
+def _scaled(scaler: Any, rows: NDArray[np.float64]) -> NDArray[np.float32]:
+    out: NDArray[np.float32] = np.asarray(scaler.transform(rows), dtype=np.float32)
+    return out
+
+
 def cluster_objects(features: NDArray[np.float64], k: int, seed: int) -> Clustering:
     """k-means with k-means++ init on standardised features; fitted on a sample, applied to all."""
     from sklearn.cluster import KMeans
@@ -92,14 +119,16 @@ def cluster_objects(features: NDArray[np.float64], k: int, seed: int) -> Cluster
         raise ValueError("no objects to cluster")
     scaler = StandardScaler().fit(features)
     rng = np.random.default_rng(seed)
-    sample = scaler.transform(features if n <= FIT_SAMPLE else features[rng.choice(n, FIT_SAMPLE, replace=False)])
-    k_eff = max(1, min(k, np.unique(sample, axis=0).shape[0]))
-    model = KMeans(n_clusters=k_eff, n_init=1, random_state=int(rng.integers(2**31 - 1)))
+    # standardised features in float32: k-means (Lloyd) runs a few times faster than in float64
+    sample = _scaled(scaler, features if n <= FIT_SAMPLE else features[rng.choice(n, FIT_SAMPLE, replace=False)])
+    # distinct rows by polars' hashing (numpy's row-wise unique sorts the rows: several times slower)
+    k_eff = max(1, min(k, pl.DataFrame(sample).n_unique()))
+    model = KMeans(n_clusters=k_eff, n_init=1, max_iter=MAX_ITER, random_state=int(rng.integers(2**31 - 1)))
     model.fit(sample)
     # every object to its nearest centroid, a slice at a time: scaling and assigning are per row, so
     # this is the whole matrix's result without a scaled copy of it
     raw = np.concatenate(
-        [model.predict(scaler.transform(features[i : i + PREDICT_ROWS])) for i in range(0, n, PREDICT_ROWS)]
+        [model.predict(_scaled(scaler, features[i : i + PREDICT_ROWS])) for i in range(0, n, PREDICT_ROWS)]
     )
     # renumber by decreasing cluster size so type 1 is the largest (stable, seed-independent order)
     sizes = np.bincount(raw, minlength=k_eff)

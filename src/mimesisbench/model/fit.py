@@ -1,4 +1,13 @@
-"""Fit a workload profile (the paper's Table 1) from a canonical event table and a snapshot."""
+"""Fit a workload profile (the paper's Table 1, format 2) from a canonical event table and a snapshot.
+
+Objects are files and directories (``model.objects``); each kind is clustered apart into types
+(file types 1..Kf, directory types Kf+1..Kf+Kd). Per type: the paper's distributions over the
+objects' accesses (every event but the one that made an object and the one that removed it), and
+a ``CommandChain``: which command each access is, in Markov order, with per-transition gap laws
+where a transition has at least ``MIN_TRANSITION_GAPS`` samples. Commands without a path become
+``pathless`` renewal streams. The op-mix ratios are 0 (the objects' streams carry every command);
+the observed counts are kept.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +24,12 @@ from numpy.typing import NDArray
 
 from mimesisbench import __version__
 from mimesisbench.errors import ConfigError, TraceError
-from mimesisbench.model.clustering import cluster_objects, feature_matrix
+from mimesisbench.model.clustering import Clustering, cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
-from mimesisbench.model.objects import GETFILEINFO, LIST, MKDIRS, RENAME, ObjectView, build_view, popularity
+from mimesisbench.model.objects import ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
+from mimesisbench.profile.schema import MAX_COMMANDS, CommandChain, PathlessCommand
 
 #: at most this many threads fit the per-type distributions (numpy sorts release the GIL)
 MAX_THREADS = 4
@@ -28,6 +38,14 @@ MAX_THREADS = 4
 #: operations naming a path that the profile models can be told from ``op_mix.observed_counts``
 EVENTS_WITHOUT_PATH = "events_without_path"
 WITHOUT_PATH_PREFIX = "without_path."
+#: ``source.trace_stats`` keys: accesses left out of the model per command (``NOT_MODELLED_PREFIX`` +
+#: cmd: a command a schedule cannot hold for its object's kind, see ``schedule.format.opcode_for``)
+NOT_MODELLED_PREFIX = "not_modelled."
+#: a transition of a type's chain keeps its own gap law from this many gaps on
+MIN_TRANSITION_GAPS = 30
+#: the trace's most frequent access commands (per kind) whose shares are clustering features
+TOP_COMMANDS = 6
+KINDS = ("file", "directory")
 
 
 @dataclass(frozen=True)
@@ -57,17 +75,17 @@ class FitConfig:
 class FittedObjects:
     """The per-object view of a trace, with the window it was cut to (reused across K)."""
 
-    view: ObjectView  # without the event tables (see ``build_view``)
+    view: ObjectView  # without the event table (see ``build_view``)
     objects: pl.DataFrame  # object table restricted to the window
-    gaps: pl.DataFrame  # obj, gap_ms
     t0: int
     window_ms: int
     has_snapshot: bool
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
-    gap_obj: NDArray[np.int32]  # ``gaps`` as numpy
-    gap_ms: NDArray[np.int64]
-    dir_op_counts: dict[str, int]  # allowed events on directories per operation
+    acc_obj: NDArray[np.int32]  # the access table as numpy (sorted by object, then time)
+    acc_time: NDArray[np.int64]
+    acc_cmd: NDArray[np.integer]  # index into ``view.commands``
+    pathless: list[PathlessCommand] = field(default_factory=list)
     pathless_counts: dict[str, int] = field(default_factory=dict)  # allowed events without a path per cmd
 
     @cached_property
@@ -75,6 +93,61 @@ class FittedObjects:
         """The object table's columns as numpy, for the per-type reductions: made on first use
         (after the clustering, whose peak memory then does not hold them too)."""
         return ObjectColumns.of(self.objects)
+
+    @cached_property
+    def is_dir(self) -> NDArray[np.bool_]:
+        return self.objects["is_dir"].to_numpy()
+
+    def rows(self, kind: str) -> NDArray[np.intp]:
+        """Rows of the object table of one kind ("file" or "directory")."""
+        return np.flatnonzero(self.is_dir if kind == "directory" else ~self.is_dir)
+
+    @cached_property
+    def _obj_is_dir(self) -> NDArray[np.bool_]:
+        out = np.zeros(int(cast(int, self.objects["obj"].max())) + 1, dtype=bool)
+        out[self.objects["obj"].to_numpy()] = self.is_dir
+        return out
+
+    @cached_property
+    def top_commands(self) -> dict[str, list[int]]:
+        """Per kind, its most frequent access commands (indices into ``view.commands``), at most
+        ``TOP_COMMANDS``, most frequent first."""
+        n_cmds = len(self.view.commands)
+        on_dir = self._obj_is_dir[self.acc_obj]
+        per_kind = np.bincount(self.acc_cmd.astype(np.int64) * 2 + on_dir, minlength=2 * n_cmds).reshape(n_cmds, 2)
+
+        def top(col: int) -> list[int]:
+            counts = per_kind[:, col]
+            order = np.lexsort((np.arange(n_cmds), -counts))
+            return [int(c) for c in order[:TOP_COMMANDS] if counts[c] > 0]
+
+        return {"file": top(0), "directory": top(1)}
+
+    def features(self) -> dict[str, NDArray[np.float64]]:
+        """The clustering features of each kind's objects (rows ``rows(kind)``; kinds without
+        objects left out). Each object's accesses of each top command come from one count of the
+        access table (``counts[obj, slot]``), dropped once the features are made."""
+        tops = self.top_commands
+        union = sorted(set(tops["file"]) | set(tops["directory"]))
+        n_cmds = len(self.view.commands)
+        slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
+        slot[union] = np.arange(len(union))
+        width = len(union) + 1
+        n = self._obj_is_dir.size
+        counts = np.bincount(self.acc_obj.astype(np.int64) * width + slot[self.acc_cmd], minlength=n * width)
+        counts = counts.reshape(n, width)
+        columns = self.objects.select(pl.exclude("path"))  # the paths' texts are not features
+        out: dict[str, NDArray[np.float64]] = {}
+        for kind in KINDS:
+            rows = self.rows(kind)
+            if rows.size == 0:
+                continue
+            objects = columns[rows]
+            obj_ids = objects["obj"].to_numpy()
+            accesses = np.maximum(objects["accesses"].to_numpy(), 1).astype(np.float64)
+            shares = [counts[obj_ids, union.index(c)] / accesses for c in tops[kind]]
+            out[kind] = feature_matrix(objects, self.t0, self.window_ms, kind=kind, command_shares=shares)
+        return out
 
 
 @dataclass(frozen=True)
@@ -90,6 +163,7 @@ class ObjectColumns:
     has_deleted: NDArray[np.bool_]
     accesses: NDArray[np.int64]
     opens: NDArray[np.int64]
+    parent_made: NDArray[np.bool_]
 
     @classmethod
     def of(cls, objects: pl.DataFrame) -> ObjectColumns:
@@ -103,7 +177,8 @@ class ObjectColumns:
         deleted, has_deleted = times("deleted_ms")
         return cls(created=created, has_created=has_created, first_access=first_access, last_access=last_access,
                    accessed=accessed, deleted=deleted, has_deleted=has_deleted,
-                   accesses=objects["accesses"].to_numpy(), opens=objects["opens"].to_numpy())
+                   accesses=objects["accesses"].to_numpy(), opens=objects["opens"].to_numpy(),
+                   parent_made=objects["parent_made"].to_numpy())
 
 
 def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConfig) -> FittedObjects:
@@ -131,25 +206,48 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         )
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
-        view = build_view(events, snapshot, event_tables=False)  # the fit reads objects, gaps and counts only
+        # the fit reads objects and accesses only; accesses a schedule cannot hold are left out
+        view = build_view(events, snapshot, event_tables=False, modelled_only=True)
         counted = op_counts.result()
-    pathless = operation_counts(events.filter(pl.col("path").is_null())) if events["path"].null_count() else {}
+    pathless_counts: dict[str, int] = {}
+    pathless: list[PathlessCommand] = []
+    if events["path"].null_count():
+        without = events.filter(pl.col("path").is_null())
+        pathless_counts = operation_counts(without)
+        pathless = pathless_commands(without, config.points)
     if view.objects.height == 0:
-        raise TraceError("the trace names no files (only directories or unknown operations)")
+        raise TraceError("the trace names no object (only unknown operations)")
+    acc = view.accesses
+    file_depths = view.objects.filter(~pl.col("is_dir"))["depth"]
     return FittedObjects(
         op_counts=counted,
-        pathless_counts=pathless,
+        pathless_counts=pathless_counts,
+        pathless=pathless,
         view=view,
         objects=view.objects,
-        gaps=view.gaps,
-        gap_obj=view.gaps["obj"].to_numpy(),
-        gap_ms=view.gaps["gap_ms"].to_numpy(),
-        dir_op_counts=view.dir_op_counts,
+        acc_obj=acc["obj"].to_numpy(),
+        acc_time=acc["time_ms"].to_numpy(),
+        acc_cmd=acc["cmd"].to_numpy(),
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,
-        namespace=fit_namespace(view.directories, view.objects["depth"]),
+        namespace=fit_namespace(view.directories, file_depths),
     )
+
+
+def pathless_commands(without_path: pl.DataFrame, points: int) -> list[PathlessCommand]:
+    """Per command without a path (allowed events): its count and interarrival law (None for a
+    command seen once), most frequent first."""
+    ok = without_path.filter(pl.col("allowed").fill_null(False) & pl.col("op").is_not_null()).select(
+        pl.col("op").cast(pl.String).alias("cmd"), pl.col("time_ms").cast(pl.Int64)
+    )
+    out: list[PathlessCommand] = []
+    for (cmd,), part in sorted(ok.partition_by("cmd", as_dict=True).items(), key=lambda kv: (-kv[1].height, str(kv[0][0]))):
+        times = np.sort(part["time_ms"].to_numpy())
+        gaps = np.diff(times)
+        out.append(PathlessCommand(command=str(cmd), count=int(times.size),
+                                   interarrival=Distribution.from_samples(gaps, points) if gaps.size else None))
+    return out
 
 
 def pathless_stats(counts_without_path: dict[str, int]) -> dict[str, float]:
@@ -187,9 +285,65 @@ def _dist(values: np.ndarray, points: int) -> Distribution | None:
     return Distribution.from_samples(values, points) if values.size else None
 
 
-def _fit_type(type_id: int, cols: ObjectColumns, idx: NDArray[np.intp], gaps: NDArray[np.int64], t0: int,
-              n_total: int, points: int) -> FileType:
-    """One type's distributions from its objects (``idx``, rows of ``cols``) and access gaps."""
+def _command_chain(obj: NDArray[np.int32], time: NDArray[np.int64], cmd: NDArray[np.integer],
+                   names: tuple[str, ...], points: int) -> CommandChain | None:
+    """The first-order Markov chain of a type's accesses (grouped by object, time order within
+    one), with a gap law per transition seen ``MIN_TRANSITION_GAPS`` times or more."""
+    if cmd.size == 0:
+        return None
+    counts = np.bincount(cmd, minlength=len(names))
+    present = np.flatnonzero(counts)
+    # most frequent first; ties by name (``names`` are sorted, so by index)
+    ranked = present[np.lexsort((present, -counts[present]))][:MAX_COMMANDS]
+    m = ranked.size
+    local = np.full(len(names), -1, dtype=np.int64)
+    local[ranked] = np.arange(m)
+    lc = local[cmd]
+    if (lc < 0).any():  # more commands than a chain holds: the rarest are left out
+        keep = lc >= 0
+        obj, time, lc = obj[keep], time[keep], lc[keep]
+    share = np.bincount(lc, minlength=m) / lc.size
+    starts = np.concatenate(([True], obj[1:] != obj[:-1]))
+    first = np.bincount(lc[starts], minlength=m) / int(starts.sum())
+    same = ~starts[1:]
+    key = lc[:-1][same] * m + lc[1:][same]
+    gaps = np.diff(time)[same]
+    pairs = np.bincount(key, minlength=m * m).reshape(m, m)
+    followed = pairs.sum(axis=1)
+    nxt = np.where(followed[:, None] > 0, pairs / np.maximum(followed, 1)[:, None], share[None, :])
+    laws: dict[str, Distribution] = {}
+    frequent = np.flatnonzero(pairs.ravel() >= MIN_TRANSITION_GAPS)
+    if frequent.size:
+        order = np.argsort(key.astype(np.int16), kind="stable")  # m * m < 2**15: a radix sort
+        bounds = np.searchsorted(key[order], np.stack([frequent, frequent + 1]))
+        for t, lo, hi in zip(frequent.tolist(), bounds[0].tolist(), bounds[1].tolist()):
+            a, b = names[ranked[t // m]], names[ranked[t % m]]
+            laws[f"{a}>{b}"] = Distribution.from_samples(gaps[order[lo:hi]], points)
+    return CommandChain(
+        commands=[names[i] for i in ranked],
+        share=share.tolist(),
+        first=first.tolist(),
+        next=nxt.tolist(),
+        gaps=laws,
+    )
+
+
+@dataclass(frozen=True)
+class _Accesses:
+    """One type's accesses: grouped by object, time order within one."""
+
+    obj: NDArray[np.int32]
+    time: NDArray[np.int64]
+    cmd: NDArray[np.integer]
+
+    def gaps(self) -> NDArray[np.int64]:
+        same = self.obj[1:] == self.obj[:-1]
+        return np.diff(self.time)[same]
+
+
+def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp], acc: _Accesses, t0: int,
+              n_total: int, points: int, names: tuple[str, ...]) -> FileType:
+    """One type's distributions from its objects (``idx``, rows of ``cols``) and accesses."""
     has_created, accessed, has_deleted = cols.has_created[idx], cols.accessed[idx], cols.has_deleted[idx]
     created = cols.created[idx]
     n_created, n_accessed, n_deleted = int(has_created.sum()), int(accessed.sum()), int(has_deleted.sum())
@@ -206,24 +360,29 @@ def _fit_type(type_id: int, cols: ObjectColumns, idx: NDArray[np.intp], gaps: ND
     accesses = int(type_accesses.sum())
     opens = int(cols.opens[idx].sum())
     weight = n_created / n_total if n_total else 0.0
-    files = idx.size
+    objects = idx.size
+    gaps = acc.gaps()
     observed: dict[str, Distribution] = {}
     if n_accessed:
         observed["popularity"] = Distribution.from_samples(type_accesses[accessed], points)
+    new_dir = int((cols.parent_made[idx] & has_created).sum()) / n_created if kind == "file" and n_created else 0.0
     return FileType(
         id=type_id,
+        kind=kind,  # type: ignore[arg-type]
         weight=weight,
-        pre_existing=files - n_created,
+        pre_existing=objects - n_created,
         create_interarrival=_dist(create_gaps, points) if weight > 0 else None,
         activation_delay=_dist(activation, points),
         active_span=_dist(span, points),
         access_interarrival=_dist(gaps, points) if gaps.size else (Distribution.point(0.0) if n_accessed else None),
         delete_delay=_dist(delete_age, points),
         delete_delay_origin="creation",
-        delete_share=n_deleted / files if files else 0.0,
+        delete_share=n_deleted / objects if objects else 0.0,
         open_share=opens / accesses if accesses else 1.0,
-        accessed_share=n_accessed / files if files else 0.0,
+        accessed_share=n_accessed / objects if objects else 0.0,
         observed=observed,
+        commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points),
+        new_dir_share=new_dir,
     )
 
 
@@ -238,55 +397,54 @@ def _threads() -> int:
 
 
 def _groups(keys: NDArray[np.int16], k: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Rows grouped by key 1..k (a stable radix sort) and each group's bounds in that order."""
+    """Rows grouped by key 1..k (a stable radix sort; key 0 rows first, outside every group) and
+    each group's bounds in that order."""
     order = np.argsort(keys, kind="stable")
     return order, np.searchsorted(keys[order], np.arange(1, k + 2))
 
 
-def _op_mix(fo: FittedObjects, counts: dict[str, int]) -> OpMix:
-    creates = int(fo.columns.has_created.sum())
-    accesses = int(fo.columns.accesses.sum())
-    dir_counts = fo.dir_op_counts
-    file_renames = int(fo.objects["renames"].sum())
-
-    def per(count: int, base: int) -> float:
-        return count / base if base else 0.0
-
-    return OpMix(
-        dir_list_per_access=per(int(dir_counts.get(LIST, 0)), accesses),
-        mkdirs_per_create=per(int(dir_counts.get(MKDIRS, 0)), creates),
-        file_renames_per_create=per(file_renames, creates),
-        dir_renames_per_create=per(int(dir_counts.get(RENAME, 0)), creates),
-        getfileinfo_per_access=per(counts.get(GETFILEINFO, 0), accesses),
-        observed_counts=counts,
-    )
-
-
-def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig, k_selection: str) -> WorkloadProfile:
-    """Build the profile for a given assignment of objects to types 1..K."""
-    k = int(labels.max())
-    type_of_obj = np.zeros(int(cast(int, fo.objects["obj"].max())) + 1, dtype=np.int16)
-    type_of_obj[fo.objects["obj"].to_numpy()] = labels
+def fit_types(fo: FittedObjects, labels: NDArray[np.int16], config: FitConfig) -> list[FileType]:
+    """The types of a labelling of the object rows (type ids 1..K; 0: a row left out). Each
+    type's kind is its objects'; weights are shares of the files, or directories, created."""
+    k = int(labels.max(initial=0))
+    if k == 0:
+        return []
+    obj_ids = fo.objects["obj"].to_numpy()
+    type_of_obj = np.zeros(int(obj_ids.max()) + 1, dtype=np.int16)
+    type_of_obj[obj_ids] = labels
     obj_order, obj_bounds = _groups(labels, k)
-    gap_order, gap_bounds = _groups(type_of_obj[fo.gap_obj], k)
-    n_total = int(fo.columns.has_created.sum())
+    acc_order, acc_bounds = _groups(type_of_obj[fo.acc_obj], k)
+    cols = fo.columns
+    n_created = {kind: int((cols.has_created & (fo.is_dir == (kind == "directory"))).sum()) for kind in KINDS}
 
-    def fit_one(type_id: int) -> FileType:
+    def fit_one(type_id: int) -> FileType | None:
         rows = obj_order[obj_bounds[type_id - 1] : obj_bounds[type_id]]
-        type_gaps = fo.gap_ms[gap_order[gap_bounds[type_id - 1] : gap_bounds[type_id]]]
-        return _fit_type(type_id, fo.columns, rows, type_gaps, fo.t0, n_total, config.points)
+        if rows.size == 0:
+            return None
+        kind = "directory" if fo.is_dir[rows[0]] else "file"
+        at = acc_order[acc_bounds[type_id - 1] : acc_bounds[type_id]]
+        acc = _Accesses(obj=fo.acc_obj[at], time=fo.acc_time[at], cmd=fo.acc_cmd[at])
+        return _fit_type(type_id, kind, cols, rows, acc, fo.t0, n_created[kind], config.points, fo.view.commands)
 
     # the types are independent and their sorts release the GIL: two threads use both cores
     with ThreadPoolExecutor(max_workers=_threads()) as pool:
-        types = list(pool.map(fit_one, range(1, k + 1)))
-    if n_total:  # exact normalisation: the weights are shares of one integer total
-        total = sum(t.weight for t in types)
-        types = [t.model_copy(update={"weight": t.weight / total}) for t in types]
+        types = [t for t in pool.map(fit_one, range(1, k + 1)) if t is not None]
+    for kind in KINDS:  # exact normalisation: the weights are shares of one integer total
+        total = sum(t.weight for t in types if t.kind == kind)
+        if n_created[kind] and total > 0:
+            types = [t.model_copy(update={"weight": t.weight / total}) if t.kind == kind else t for t in types]
+    return types
+
+
+def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig, k_selection: str) -> WorkloadProfile:
+    """Build the profile for a given assignment of objects to types 1..K (file types first)."""
+    types = fit_types(fo, labels.astype(np.int16), config)
     counts = fo.op_counts
     inferred = not fo.has_snapshot
     notes = []
     if inferred:
         notes.append("no snapshot: pre-existing files inferred as files accessed but not created in the window")
+    unmodelled = {NOT_MODELLED_PREFIX + cmd: float(c) for cmd, c in sorted(fo.view.unmodelled.items()) if c}
     source = ProfileSource(
         kind="fitted",
         inputs=list(config.inputs),
@@ -297,36 +455,78 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         pre_existing_inferred=inferred,
         notes=notes,
         trace_stats={**config.trace_stats, "objects": float(fo.objects.height), "directories": float(fo.view.directories.len()),
-                     **pathless_stats(fo.pathless_counts)},
+                     **pathless_stats(fo.pathless_counts), **unmodelled},
     )
+    cols = fo.columns
     return WorkloadProfile(
         name=config.name,
+        version=2,
         source=source,
         window_ms=fo.window_ms,
-        total_creates=n_total,
+        total_creates=int((cols.has_created & ~fo.is_dir).sum()),
+        created_directories=int((cols.has_created & fo.is_dir).sum()),
         types=types,
-        op_mix=_op_mix(fo, counts),
+        op_mix=OpMix(observed_counts=counts),  # the ratios are 0: the objects' streams carry every command
         namespace=fo.namespace,
+        pathless=fo.pathless,
     )
+
+
+def _plural(kind: str) -> str:
+    return "directories" if kind == "directory" else "files"
+
+
+def _embed(rows: NDArray[np.intp], kind_labels: NDArray[np.int16], n: int) -> NDArray[np.int16]:
+    out = np.zeros(n, dtype=np.int16)
+    out[rows] = kind_labels
+    return out
+
+
+def cluster_kinds(fo: FittedObjects, config: FitConfig) -> tuple[NDArray[np.int16], str]:
+    """Types per kind (their own k-means, their own features; K per kind, or ``auto`` per kind):
+    labels of the object rows, file types 1..Kf then directory types Kf+1..Kf+Kd, and a note."""
+    n = fo.objects.height
+    labels = np.zeros(n, dtype=np.int16)
+    notes: list[str] = []
+    offset = 0
+    by_kind = fo.features()
+    for kind in KINDS:
+        rows = fo.rows(kind)
+        if rows.size == 0:
+            continue
+        features = by_kind.pop(kind)
+        if config.types == "auto":
+            from mimesisbench.model.selection import choose_k  # scipy.stats is loaded only for auto K
+
+            accesses = fo.objects["accesses"].to_numpy()[rows]
+
+            def types_for(kind_labels: NDArray[np.int16], note: str, rows: NDArray[np.intp] = rows) -> list[FileType]:
+                del note
+                return fit_types(fo, _embed(rows, kind_labels, n), config)
+
+            choice = choose_k(
+                accesses[accesses > 0],
+                features,
+                types_for,
+                candidates=config.auto_candidates,
+                ks_target=config.auto_ks_target,
+                seed=config.seed,
+            )
+            kind_labels, k_used = choice.labels, choice.k
+            notes.append(f"{_plural(kind)}: {choice.describe()}")
+        else:
+            k = int(config.types)
+            clustering: Clustering = cluster_objects(features, k, config.seed)
+            kind_labels, k_used = clustering.labels, clustering.k
+            found = f", {clustering.k} distinct behaviours found" if clustering.k < k else ""
+            notes.append(f"{_plural(kind)}: K={k} requested{found}")
+        labels[rows] = kind_labels + offset
+        offset += k_used
+    return labels, "; ".join(notes)
 
 
 def fit_profile(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConfig) -> WorkloadProfile:
-    """Fit a profile with K types, or choose K automatically (``config.types == "auto"``)."""
+    """Fit a profile with K types per kind, or choose K automatically (``config.types == "auto"``)."""
     fo = prepare(events, snapshot, config)
-    features = feature_matrix(fo.objects, fo.t0, fo.window_ms)
-    if config.types == "auto":
-        from mimesisbench.model.selection import choose_k  # scipy.stats is loaded only for auto K
-
-        choice = choose_k(
-            popularity(fo.objects),
-            features,
-            lambda labels, note: profile_from_labels(fo, labels, config, note).types,
-            candidates=config.auto_candidates,
-            ks_target=config.auto_ks_target,
-            seed=config.seed,
-        )
-        return profile_from_labels(fo, choice.labels, config, choice.describe())
-    k = int(config.types)
-    clustering = cluster_objects(features, k, config.seed)
-    note = f"K={k} requested" + (f", {clustering.k} distinct behaviours found" if clustering.k < k else "")
-    return profile_from_labels(fo, clustering.labels, config, note)
+    labels, note = cluster_kinds(fo, config)
+    return profile_from_labels(fo, labels, config, note)

@@ -1,15 +1,19 @@
-"""Per-object features from a canonical event table (the paper's Table 1 quantities per file).
+"""Per-object features from a canonical event table (the paper's Table 1 quantities per object).
 
-Objects are files. A path is a *directory* if a snapshot says so, if it was ``mkdirs``-ed, or if
-it is an ancestor of any other path in the trace; every other path that is created, opened,
-listed, deleted or renamed is a file. A file keeps its identity across renames: events on a
-rename's destination are attributed to the object of its source (chains followed in time
-order), so MapReduce's "write to _temporary, rename to the output directory" keeps the file's
-creation time. Only ``allowed=true`` events with a path count (administrative commands such as
-``saveNamespace`` log no path and are left out).
+Objects are files *and* directories (format 2). A path is a *directory* if a snapshot says so, if
+it was ``mkdirs``-ed, if it is an ancestor of any other path in the trace, or if it is the
+destination of a directory's rename; every other path is a file. Every allowed event with a path
+and a command belongs to one object. An object keeps its identity across renames: events on a
+rename's destination are attributed to the object of its source (chains followed in time order),
+so MapReduce's "write to _temporary, rename to the output directory" keeps the file's creation
+time, and a renamed directory stays one directory object. Events without a path (``src=null``,
+NameNode-wide commands) belong to no object.
 
-Accesses are ``open`` and ``listStatus`` of a file (the paper's open/list mix); ``getfileinfo``
-and listings of directories are counted separately in the operation mix.
+An object's *accesses* are all its events except the event that made it in the window (its first
+event when that is a ``create`` of a file or a ``mkdirs`` of a directory, and the path is not in
+the snapshot) and the ``delete`` that removed it for good (its last event, when a delete). The
+access table (``ObjectView.accesses``: obj, time, command index, sorted by object then time) is
+what per-object gaps, command chains and popularity are computed from.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import polars as pl
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
+from mimesisbench.schedule.format import opcode_for
+
 OPEN = "open"
 LIST = "listStatus"
 CREATE = "create"
@@ -31,12 +37,11 @@ RENAME = "rename"
 MKDIRS = "mkdirs"
 GETFILEINFO = "getfileinfo"
 
-#: file-level operations that make a path an object
-_FILE_OPS = (CREATE, OPEN, LIST, DELETE, RENAME, "append", GETFILEINFO)
-_KNOWN_OPS = (*_FILE_OPS, MKDIRS)
+_KNOWN_OPS = (CREATE, OPEN, LIST, DELETE, RENAME, "append", GETFILEINFO, MKDIRS)
 
 OBJECT_COLUMNS = (
     "path",
+    "is_dir",
     "created_ms",
     "first_access_ms",
     "last_access_ms",
@@ -46,19 +51,32 @@ OBJECT_COLUMNS = (
     "lists",
     "renames",
     "depth",
+    "children_created",
+    "parent_made",
 )
 
 
 @dataclass(frozen=True)
 class ObjectView:
-    """The trace seen per object: classified file events and the set of directories."""
+    """The trace seen per object (files and directories)."""
 
-    file_events: pl.DataFrame  # time_ms Int64, obj Int32 (object id), op Enum: allowed events on files
     directories: pl.Series  # String, unique directory paths (no trailing slash; "/" is the root)
-    dir_events: pl.DataFrame  # time_ms, path, op: allowed events on directories
-    objects: pl.DataFrame  # one row per file: obj (Int32 id) and OBJECT_COLUMNS
-    gaps: pl.DataFrame  # per-file access interarrivals: obj, gap_ms (see ``access_gaps``)
-    dir_op_counts: dict[str, int]  # allowed events on directories per operation (those of dir_events)
+    objects: pl.DataFrame  # one row per object: obj (Int32 id) and OBJECT_COLUMNS
+    accesses: pl.DataFrame  # obj Int32, time_ms Int64, cmd (index into ``commands``), sorted by (obj, time)
+    commands: tuple[str, ...]  # the audit cmd names that ``accesses.cmd`` and ``events.op`` index
+    events: pl.DataFrame  # time_ms, obj, op (Enum): every allowed event with a path (empty: see build_view)
+    unmodelled: dict[str, int]  # accesses per cmd whose (cmd, kind) a schedule cannot hold (``opcode_for``)
+
+    @property
+    def gaps(self) -> pl.DataFrame:
+        """Per-object access interarrivals (consecutive accesses of one object, every command):
+        ``obj``, ``gap_ms``, grouped by object in time order."""
+        return _gaps_from_grouped(self.accesses["obj"].to_numpy(), self.accesses["time_ms"].to_numpy())
+
+    def access_commands(self) -> pl.Series:
+        """The command name of each access (aligned with ``accesses``)."""
+        names = pl.Series("cmd", self.commands, dtype=pl.Enum(list(self.commands)))
+        return names.gather(self.accesses["cmd"].to_numpy())
 
 
 def path_depth(paths: pl.Expr) -> pl.Expr:
@@ -85,6 +103,8 @@ def _parents(paths: pl.Series) -> pl.Series:
     return parent.set(no_slash, "/").replace("", "/")
 
 
+#: the seed of the path texts' hashes that order path ids
+PATH_HASH_SEED = 0x4D42
 #: paths whose parents are taken at a time (the split's temporaries are a few times the text)
 PARENT_ROWS = 262_144
 
@@ -106,6 +126,22 @@ def _parents_of_unique(paths: pl.Series) -> list[pl.Series]:
         seen.append(parents)
         current = parents.filter(parents != "/")
     return seen
+
+
+def _ancestors_and_parent_hashes(paths: pl.Series) -> tuple[pl.Series, NDArray[np.uint64]]:
+    """``_ancestors`` of distinct paths, and the hash (``PATH_HASH_SEED``) of each path's parent,
+    aligned with ``paths``: the first level's parents are taken once for both."""
+    if paths.len() == 0:
+        return pl.Series("path", [], dtype=pl.String), np.empty(0, dtype=np.uint64)
+    hashes: list[NDArray[np.uint64]] = []
+    firsts: list[pl.Series] = []
+    for i in range(0, paths.len(), PARENT_ROWS):
+        parents = _parents(paths.slice(i, PARENT_ROWS))
+        hashes.append(parents.hash(seed=PATH_HASH_SEED).to_numpy())
+        firsts.append(parents.unique())
+    first = pl.concat(firsts).unique()
+    seen = [first, *_parents_of_unique(first.filter(first != "/"))]
+    return pl.concat(seen).unique(), np.concatenate(hashes)
 
 
 def _ancestors(paths: pl.Series) -> pl.Series:
@@ -134,6 +170,18 @@ class _Names:
 
     op_names: tuple[str, ...]  # sorted; every known operation included
     paths: pl.Series  # String, normalised (no trailing slash; "/" is the root), one per id
+    path_hash: NDArray[np.uint64]  # each path's hash (``PATH_HASH_SEED``): ascending, ids follow it
+    norm_of_id: NDArray[np.integer]  # for each id, the index of one of its texts in code order
+
+    def ids_of_hashes(self, h: NDArray[np.uint64]) -> NDArray[np.int32]:
+        """The path id of each text hash (-1 when the trace never names the text)."""
+        if self.path_hash.size == 0:
+            return np.full(h.size, -1, dtype=np.int32)
+        order = np.argsort(h)  # sorted queries: the binary searches stay in cache
+        at = np.empty(h.size, dtype=np.intp)
+        at[order] = np.minimum(np.searchsorted(self.path_hash, h[order]), self.path_hash.size - 1)
+        return np.where(self.path_hash[at] == h, at, -1).astype(np.int32)
+
 
     def op_index(self, name: str) -> int:
         return self.op_names.index(name)
@@ -173,6 +221,13 @@ class _EventArrays:
         return mask
 
 
+def _first_of_each(dense: NDArray[np.int32], n: int) -> NDArray[np.int64]:
+    """For each id 0..n-1, an index ``i`` with ``dense[i] == id``."""
+    out = np.zeros(n, dtype=np.int64)
+    out[dense] = np.arange(dense.size)
+    return out
+
+
 def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size: int) -> NDArray[np.int64]:
     """``at[code]``: a row holding ``code`` (any one: a code has one text), -1 for absent codes."""
     at = np.full(size, -1, dtype=np.int64)
@@ -180,13 +235,16 @@ def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size
     return at
 
 
-def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, Future[pl.Series]]:
+def _event_arrays(
+    events: pl.DataFrame, pool: Executor
+) -> tuple[_EventArrays, Future[tuple[pl.Series, NDArray[np.uint64]]]]:
     """Dense path ids for the allowed events with a path.
 
     Paths go through polars' Categorical codes, so string work happens once per distinct path,
     never per event (a code's text is read from one row holding it). Ids follow a hash of the path
     text, so they do not depend on the order in which a parser met the paths (and profiles are
-    reproducible). Also returns the ancestors of the paths, computed by ``pool`` meanwhile.
+    reproducible). Also returns the ancestors of the paths and the hashes of their parents in
+    code order (``_ancestors_and_parent_hashes``), computed by ``pool`` meanwhile.
     """
     op_col, path_col, dst_col = (_categorical(events[c]) for c in ("op", "path", "dst"))
     allowed = events["allowed"]
@@ -244,8 +302,9 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
         raw = raw.gather(np.argsort(np.concatenate([codes[from_path], codes[~from_path]]), kind="stable"))
     suspicious = (raw.str.ends_with("/") & (raw != "/")) | (raw == "")
     norm = raw.str.strip_chars_end("/").replace("", "/") if suspicious.any() else raw
-    ancestors = pool.submit(_ancestors, norm)  # string work on another core while ids are made
-    order = np.argsort(norm.hash(seed=0x4D42).to_numpy(), kind="stable")
+    ancestors = pool.submit(_ancestors_and_parent_hashes, norm)  # string work on another core while ids are made
+    hashes = norm.hash(seed=PATH_HASH_SEED).to_numpy()
+    order = np.argsort(hashes, kind="stable")
     ranked = norm.gather(order)
     if not suspicious.any():  # distinct codes are distinct texts
         dense = np.empty(order.size, dtype=np.int32)
@@ -260,15 +319,22 @@ def _event_arrays(events: pl.DataFrame, pool: Executor) -> tuple[_EventArrays, F
         )
     lut = np.full(size, -1, dtype=np.int32)
     lut[codes] = dense
+    path_hash = hashes[order] if not suspicious.any() else paths.hash(seed=PATH_HASH_SEED).to_numpy()
+    # a text (in ``norm``, code order) of each id, to read the parents' hashes by id
+    norm_of_id = order if not suspicious.any() else _first_of_each(dense, paths.len())
     arrays = _EventArrays(time=time, op=op, pcode=all_pcodes, code_pid=lut, keep=keep, dst_at=dst_rows, did=lut[dcodes],
-                          names=_Names(op_names=op_names, paths=paths.alias("path")))
+                          names=_Names(op_names=op_names, paths=paths.alias("path"), path_hash=path_hash, norm_of_id=norm_of_id))
     return arrays, ancestors
 
 
-def _rename_roots(src: NDArray[np.int32], dst: NDArray[np.int32], n_paths: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+def _rename_roots(
+    src: NDArray[np.int32], dst: NDArray[np.int32], is_dir: NDArray[np.bool_]
+) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """``root[pid]``: the object id a path continues (renames' destinations map to their source's
-    root, chains followed in time order) and ``last[obj]``: the path id an object ends at.
-    Renames are rare next to accesses, so a walk over them is cheap."""
+    root, chains followed in time order) and ``last[obj]``: the path id an object ends at. A
+    directory's rename makes its destination a directory (``is_dir``, updated in place). Renames
+    are rare next to accesses, so a walk over them is cheap."""
+    n_paths = is_dir.size
     root = np.arange(n_paths, dtype=np.int32)
     last = np.arange(n_paths, dtype=np.int32)
     for s, d in zip(src.tolist(), dst.tolist()):
@@ -276,6 +342,8 @@ def _rename_roots(src: NDArray[np.int32], dst: NDArray[np.int32], n_paths: int) 
             obj = root[s]
             root[d] = obj
             last[obj] = d
+            if is_dir[s]:
+                is_dir[d] = True
     return root, last
 
 
@@ -301,154 +369,221 @@ def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.D
                         schema={"obj": pl.Int32, "gap_ms": pl.Int64})
 
 
-def build_view(events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, event_tables: bool = True) -> ObjectView:
-    """Classify paths, follow renames and compute the per-object table.
+def _group_bounds(keys: NDArray[np.int32]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """First and last row of each run of equal ``keys`` (grouped)."""
+    if keys.size == 0:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    ends = np.append(starts[1:] - 1, keys.size - 1)
+    return starts, ends
 
-    ``event_tables=False`` leaves ``ObjectView.file_events`` and ``dir_events`` empty (their
-    columns, no rows): a caller that needs only the objects, gaps and counts (the fit) then does
-    not keep tables of most events alive beside them."""
+
+def modelled_table(op_names: tuple[str, ...]) -> NDArray[np.bool_]:
+    """``ok[op, is_dir]``: whether a schedule can hold an access ``op`` on a file (0) or a
+    directory (1), by ``opcode_for`` (an access is never the event that made its object)."""
+    ok = np.zeros((len(op_names), 2), dtype=bool)
+    for i, name in enumerate(op_names):
+        for d, target in enumerate(("file", "directory")):
+            ok[i, d] = opcode_for(name, target) is not None
+    return ok
+
+
+def build_view(
+    events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, event_tables: bool = True, modelled_only: bool = False
+) -> ObjectView:
+    """Classify paths, follow renames, split each object's events into its creation, its final
+    deletion and its accesses, and compute the per-object table.
+
+    ``event_tables=False`` leaves ``ObjectView.events`` empty (its columns, no rows): a caller
+    that needs only the objects and accesses (the fit) then does not keep a table of every event
+    alive beside them. ``modelled_only``: accesses that a schedule cannot hold for the object's
+    kind (``opcode_for`` is None) are left out of the access table (and of the per-object counts;
+    ``ObjectView.unmodelled`` counts them either way)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
         names = ev.names
         paths = names.paths
         mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.kept(ev.op == names.op_index(MKDIRS))]])
-        dir_parts = [ancestors.result(), paths.gather(mkdirs_ids)]
-    if snapshot is not None and snapshot.height:
-        dir_parts.append(snapshot.filter(pl.col("is_dir"))["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/"))
-    directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
-    # (without any kept path, one entry for the code -1 clamped to 0 below: no row reads it)
-    is_dir = paths.is_in(directories.implode()).to_numpy() if paths.len() else np.zeros(1, dtype=bool)
+        ancestor_dirs, parent_hash_norm = ancestors.result()
+        # each path id's parent's id, found on the other core while this one classifies
+        parent_of = pool.submit(lambda: names.ids_of_hashes(parent_hash_norm[names.norm_of_id]))
+        dir_parts = [ancestor_dirs, paths.gather(mkdirs_ids)]
+        in_snapshot: NDArray[np.bool_] | None = None
+        if snapshot is not None and snapshot.height:
+            snap_paths = snapshot["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/")
+            dir_parts.append(snap_paths.filter(snapshot["is_dir"]))
+            in_snapshot = paths.is_in(snap_paths.implode()).to_numpy()
+        directories = pl.concat([p.cast(pl.String).alias("path") for p in dir_parts]).unique().sort()
+        n = paths.len()
+        is_dir = paths.is_in(directories.implode()).to_numpy().copy() if n else np.zeros(1, dtype=bool)
 
-    # per-event lookups go through tables per Categorical code (one gather per event, not two)
-    code_pid = np.maximum(ev.code_pid, 0)
-    on_dir = ev.kept(is_dir[code_pid][ev.pcode])
-    dir_time, dir_pid, dir_op = ev.time[on_dir], code_pid[ev.pcode[on_dir]], ev.op[on_dir]
-    file_op = np.zeros(len(names.op_names), dtype=bool)
-    file_op[[names.op_index(o) for o in _FILE_OPS]] = True
-    on_file = ev.kept(~on_dir & file_op[ev.op])
-    del on_dir
-    time, op, pcode = ev.time[on_file], ev.op[on_file], ev.pcode[on_file]
-    renames = np.flatnonzero(on_file & (ev.op == names.op_index(RENAME)))
-    del on_file
-    root, last = _rename_roots(code_pid[ev.pcode[renames]], ev.destinations(renames), paths.len())
-    del ev  # the event-sized columns: from here on only the file events' own
-    pid = code_pid[pcode]
-    del pcode
-    obj = root[pid]
-    # the path ids the file events name (for the snapshot's cold files), as a mask over ids
-    touched: NDArray[np.bool_] | None = None
-    if snapshot is not None and snapshot.height:
-        touched = np.zeros(paths.len(), dtype=bool)
-        touched[pid] = True
-    del pid
+        code_pid = np.maximum(ev.code_pid, 0)
+        rows = None if ev.keep is None else np.flatnonzero(ev.keep)
+        time = ev.time if rows is None else ev.time[rows]
+        op = ev.op if rows is None else ev.op[rows]
+        pid = code_pid[ev.pcode] if rows is None else code_pid[ev.pcode[rows]]
+        ren = np.flatnonzero(op == names.op_index(RENAME))
+        dst = ev.destinations(ren if rows is None else rows[ren])
+        flagged = int(is_dir.sum())
+        root, last = _rename_roots(pid[ren], dst, is_dir)
+        del ev, rows, ren, dst
+        # the depth of each path id (string work), on the other core while events are grouped
+        depths = pool.submit(lambda: _normalised_depths(paths))
+        if int(is_dir.sum()) > flagged:  # directories renamed to paths not known as directories
+            directories = _with_renamed_directories(directories, paths, is_dir)
+        obj = root[pid]
+        touched: NDArray[np.bool_] | None = None
+        if in_snapshot is not None:
+            touched = np.zeros(max(n, 1), dtype=bool)
+            touched[pid] = True
+        del pid
+        events_table = pl.DataFrame({"time_ms": time if event_tables else time[:0],
+                                     "obj": obj if event_tables else obj[:0],
+                                     "op": names.op_series(op if event_tables else op[:0])})
+        objects, accesses, unmodelled = _object_table(names, time, op, obj, is_dir, in_snapshot, touched, (root, last),
+                                                      snapshot, modelled_only, (parent_of, depths))
+    return ObjectView(directories=directories, objects=objects, accesses=accesses, commands=names.op_names,
+                      events=events_table, unmodelled=unmodelled)
 
-    op_counts = np.bincount(dir_op, minlength=len(names.op_names))
-    dir_op_counts = {names.op_names[i]: int(op_counts[i]) for i in np.flatnonzero(op_counts)}
-    if not event_tables:
-        dir_time, dir_pid, dir_op = (np.empty(0, dtype=a.dtype) for a in (dir_time, dir_pid, dir_op))
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        dir_events = pool.submit(
-            lambda: pl.DataFrame({"time_ms": dir_time, "path": paths.gather(dir_pid), "op": names.op_series(dir_op)})
-        )
-        objects, gaps = _object_table(names, time, op, obj, touched, last, snapshot, pool)
-        dir_events_table = dir_events.result()
-    if not event_tables:
-        time, obj, op = (np.empty(0, dtype=a.dtype) for a in (time, obj, op))  # not views: the arrays are freed
-    return ObjectView(
-        file_events=pl.DataFrame({"time_ms": time, "obj": obj, "op": names.op_series(op)}),
-        directories=directories,
-        dir_events=dir_events_table,
-        objects=objects,
-        gaps=gaps,
-        dir_op_counts=dir_op_counts,
-    )
+def _with_renamed_directories(directories: pl.Series, paths: pl.Series, is_dir: NDArray[np.bool_]) -> pl.Series:
+    """``directories`` plus the destinations of directory renames (flagged in ``is_dir``)."""
+    flagged = paths.filter(pl.Series(is_dir[: paths.len()]))
+    return pl.concat([directories, flagged.alias("path")]).unique().sort()
 
 
 def _object_table(
     names: _Names,
     time: NDArray[np.int64],
-    op: NDArray[np.uint8],
+    op: NDArray[np.unsignedinteger[Any]],
     obj: NDArray[np.int32],
+    is_dir: NDArray[np.bool_],
+    in_snapshot: NDArray[np.bool_] | None,
     touched: NDArray[np.bool_] | None,
-    last_pid: NDArray[np.int32],
+    renamed: tuple[NDArray[np.int32], NDArray[np.int32]],
     snapshot: pl.DataFrame | None,
-    pool: Executor,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per-object reductions over dense object ids (numpy), and the per-file access gaps.
+    modelled_only: bool,
+    per_path: tuple[Future[NDArray[np.int32]], Future[NDArray[np.int16]]],
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
+    """Per-object reductions over dense object ids (numpy) and the access table.
 
-    Accesses are grouped by object once (time order kept): first and last access are the ends of
-    each group and the gaps its differences; creations and deletions are few, reduced in place."""
+    Events are grouped by object once (time order kept): an object's first and last events tell
+    its creation and deletion, the rest are its accesses."""
     paths = names.paths
     n = paths.len()
-    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    is_open, is_list = op == names.op_index(OPEN), op == names.op_index(LIST)
-    is_access = is_open | is_list
-    present = np.zeros(n, dtype=bool)
-    present[obj] = True
-    ids = np.flatnonzero(present)
-    depth = pool.submit(lambda: _normalised_depths(paths.gather(last_pid[ids])))  # meanwhile: string work
-    acc_obj, acc_time = obj[is_access], time[is_access]
-    order = _group_order(acc_obj, acc_time)
-    acc_obj, acc_time = acc_obj[order], acc_time[order]
+    root, last_pid = renamed
+    order = _group_order(obj, time)
+    g_obj, g_time, g_op = obj[order], time[order], op[order]
     del order
-    gaps = _gaps_from_grouped(acc_obj, acc_time)
-    first_access = np.full(n, big, dtype=np.int64)
-    last_access = np.full(n, small, dtype=np.int64)
-    if acc_obj.size:
-        starts = np.flatnonzero(np.concatenate(([True], acc_obj[1:] != acc_obj[:-1])))
-        ends = np.append(starts[1:] - 1, acc_obj.size - 1)
-        first_access[acc_obj[starts]] = acc_time[starts]
-        last_access[acc_obj[ends]] = acc_time[ends]
-    accesses = np.bincount(acc_obj, minlength=n)[ids].astype(np.int64)
-    del acc_obj, acc_time, is_access
-
-    def reduce(name: str, ufunc: np.ufunc, fill: int) -> NDArray[np.int64]:
-        mask = op == names.op_index(name)
-        out = np.full(n, fill, dtype=np.int64)
-        ufunc.at(out, obj[mask], time[mask])
-        return out
-
-    def nullable(values: NDArray[np.int64], fill: int) -> pl.Series:
-        picked = values[ids]
-        return pl.Series(picked).set(pl.Series(picked == fill), None)
+    starts, ends = _group_bounds(g_obj)
+    ids = g_obj[starts]  # the objects, ascending
+    obj_dir = is_dir[ids]
+    first_op, last_op = g_op[starts], g_op[ends]
+    fresh = np.ones(ids.size, dtype=bool) if in_snapshot is None else ~in_snapshot[ids]
+    created = fresh & np.where(obj_dir, first_op == names.op_index(MKDIRS), first_op == names.op_index(CREATE))
+    deleted = (last_op == names.op_index(DELETE)) & ((ends > starts) | ~created)
+    access = np.ones(g_obj.size, dtype=bool)
+    access[starts[created]] = False
+    access[ends[deleted]] = False
+    # accesses a schedule cannot hold for their object's kind (lookups in tables per operation;
+    # the grouped object ids ascend, so the kind's gather reads ``is_dir`` in order)
+    ok = modelled_table(names.op_names)
+    cannot = access & np.where(is_dir[g_obj], ~ok[:, 1][g_op], ~ok[:, 0][g_op])
+    counts = np.bincount(g_op[cannot], minlength=len(names.op_names))
+    unmodelled = {names.op_names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
+    if modelled_only:
+        access &= ~cannot
+    del cannot
+    created_ms = np.where(created, g_time[starts], 0)
+    deleted_ms = np.where(deleted, g_time[ends], 0)
+    renames = np.bincount(g_obj[g_op == names.op_index(RENAME)], minlength=n)[ids].astype(np.int64)
+    a_obj, a_time, a_cmd = g_obj[access], g_time[access], g_op[access]
+    del g_obj, g_time, g_op, access
+    a_starts, a_ends = _group_bounds(a_obj)
+    first_access = np.zeros(n, dtype=np.int64)
+    last_access = np.zeros(n, dtype=np.int64)
+    accessed = np.zeros(n, dtype=bool)
+    first_access[a_obj[a_starts]] = a_time[a_starts]
+    last_access[a_obj[a_ends]] = a_time[a_ends]
+    accessed[a_obj[a_starts]] = True
 
     def count(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
-        return np.bincount(obj[mask], minlength=n)[ids].astype(np.int64)
+        return np.bincount(a_obj[mask], minlength=n)[ids].astype(np.int64)
 
-    opens = count(is_open)
+    accesses = np.zeros(n, dtype=np.int64)  # grouped: an object's accesses are its run's length
+    accesses[a_obj[a_starts]] = a_ends - a_starts + 1
+    accesses = accesses[ids]
+    opens = count(a_cmd == names.op_index(OPEN))
+    lists = count(a_cmd == names.op_index(LIST))
+    parent_of, depths = per_path  # per path id: its parent's id (-1: not in the trace) and its depth
+    depth = depths.result()[last_pid[ids]] if n else np.zeros(0, dtype=np.int16)
+    children, parent_made = _children_created(parent_of.result(), root, ids, created, obj_dir)
+
+    def nullable(values: NDArray[np.int64], present: NDArray[np.bool_]) -> pl.Series:
+        return pl.Series(values, dtype=pl.Int64).set(pl.Series(~present), None)
+
     table = pl.DataFrame(
         {
             "obj": ids.astype(np.int32),
             "path": paths.gather(ids),
-            "created_ms": nullable(reduce(CREATE, np.minimum, big), big),
-            "first_access_ms": nullable(first_access, big),
-            "last_access_ms": nullable(last_access, small),
-            "deleted_ms": nullable(reduce(DELETE, np.maximum, small), small),
+            "is_dir": obj_dir,
+            "created_ms": nullable(created_ms, created),
+            "first_access_ms": nullable(first_access[ids], accessed[ids]),
+            "last_access_ms": nullable(last_access[ids], accessed[ids]),
+            "deleted_ms": nullable(deleted_ms, deleted),
             "accesses": accesses,
             "opens": opens,
-            "lists": accesses - opens,
-            "renames": count(op == names.op_index(RENAME)),
-            "depth": depth.result(),
+            "lists": lists,
+            "renames": renames,
+            "depth": depth,
+            "children_created": children,
+            "parent_made": parent_made,
         },
-        schema_overrides={
-            **{c: pl.Int64 for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")},
-            "depth": pl.Int16,
-        },
+        schema_overrides={"depth": pl.Int16},
     )
     if snapshot is not None and snapshot.height:
         files = snapshot.filter(~pl.col("is_dir")).select(pl.col("path").cast(pl.String))
         # snapshot files that the trace never touches under any name: cold pre-existing files
-        touched_paths = paths.filter(pl.Series(touched)).to_frame("path") if touched is not None else paths.clear().to_frame("path")
-        cold = files.join(touched_paths, on="path", how="anti").sort("path")
+        touched_paths = paths.filter(pl.Series(touched[:n])) if touched is not None else paths.clear()
+        cold = files.join(touched_paths.to_frame("path"), on="path", how="anti").sort("path")
         cold = cold.with_columns(
             pl.int_range(n, n + cold.height, dtype=pl.Int32).alias("obj"),
+            pl.lit(False).alias("is_dir"),
             *(pl.lit(None, dtype=pl.Int64).alias(c) for c in ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms")),
-            *(pl.lit(0, dtype=pl.Int64).alias(c) for c in ("accesses", "opens", "lists", "renames")),
+            *(pl.lit(0, dtype=pl.Int64).alias(c) for c in ("accesses", "opens", "lists", "renames", "children_created")),
             path_depth(pl.col("path")).alias("depth"),
+            pl.lit(False).alias("parent_made"),
         )
         table = pl.concat([table, cold.select(table.columns)])
-    return table.select("obj", *OBJECT_COLUMNS), gaps
+    access_table = pl.DataFrame({"obj": a_obj, "time_ms": a_time, "cmd": a_cmd},
+                                schema={"obj": pl.Int32, "time_ms": pl.Int64, "cmd": pl.UInt16 if a_cmd.dtype == np.uint16 else pl.UInt8})
+    return table.select("obj", *OBJECT_COLUMNS), access_table, unmodelled
+
+
+def _children_created(
+    parent_of: NDArray[np.int32],
+    root: NDArray[np.int32],
+    ids: NDArray[np.int32],
+    created: NDArray[np.bool_],
+    obj_dir: NDArray[np.bool_],
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Per object (rows of ``ids``): the objects created in the window directly under it, and
+    whether it was created under a directory that was itself made in the window (by ``mkdirs``).
+    The parents come from ``parent_of`` (each path id's parent's id, found by the texts' hashes)."""
+    children = np.zeros(ids.size, dtype=np.int64)
+    parent_made = np.zeros(ids.size, dtype=bool)
+    made = np.flatnonzero(created)
+    if made.size == 0:
+        return children, parent_made
+    parent_pid = parent_of[ids[made]]
+    # row of each parent among the objects (-1: not an object of the trace)
+    row_of = np.full(parent_of.size, -1, dtype=np.int64)
+    row_of[ids] = np.arange(ids.size)
+    parent_row = np.where(parent_pid >= 0, row_of[root[np.maximum(parent_pid, 0)]], -1)
+    known = parent_row >= 0
+    np.add.at(children, parent_row[known], 1)
+    parent_made[made[known]] = created[parent_row[known]] & obj_dir[parent_row[known]]
+    return children, parent_made
 
 
 def restrict_to_subtree(
@@ -471,25 +606,30 @@ def restrict_to_subtree(
 
 
 def object_table(events: pl.DataFrame, snapshot: pl.DataFrame | None = None) -> pl.DataFrame:
-    """One row per file: ``OBJECT_COLUMNS`` (times nullable Int64, counts Int64, depth Int16)."""
+    """One row per object: ``OBJECT_COLUMNS`` (times nullable Int64, counts Int64, depth Int16)."""
     return build_view(events, snapshot, event_tables=False).objects
 
 
-def access_gaps(file_events: pl.DataFrame) -> pl.DataFrame:
-    """Per-file access interarrivals: columns ``obj`` (object id) and ``gap_ms`` (Int64), grouped by
-    object (ascending), in time order within an object."""
-    acc = file_events.filter(pl.col("op").is_in([OPEN, LIST]))
-    obj = acc["obj"].cast(pl.Int32).to_numpy()
-    times = acc["time_ms"].to_numpy()
+def access_gaps(accesses: pl.DataFrame) -> pl.DataFrame:
+    """Per-object access interarrivals of an access table (``ObjectView.accesses``, or any table
+    with ``obj`` and ``time_ms``): columns ``obj`` and ``gap_ms`` (Int64), grouped by object
+    (ascending), in time order within an object."""
+    obj = accesses["obj"].cast(pl.Int32).to_numpy()
+    times = accesses["time_ms"].to_numpy()
+    grouped = obj.size < 2 or bool(np.all(obj[1:] >= obj[:-1]))
+    if grouped:  # an access table: grouped already, time order within each object
+        same = obj[1:] == obj[:-1]
+        if bool(np.all(times[1:][same] >= times[:-1][same])):
+            return _gaps_from_grouped(obj, times)
     order = _group_order(obj, times)
     return _gaps_from_grouped(obj[order], times[order])
 
 
 def access_interarrivals(events: pl.DataFrame) -> np.ndarray:
-    """Milliseconds between consecutive accesses of the same file, over all files."""
+    """Milliseconds between consecutive accesses of the same object, over all objects."""
     return build_view(events, event_tables=False).gaps["gap_ms"].to_numpy()
 
 
 def popularity(objects: pl.DataFrame) -> np.ndarray:
-    """File popularity: accesses per file, over the files accessed at least once."""
+    """Object popularity: accesses per object, over the objects accessed at least once."""
     return objects.filter(pl.col("accesses") > 0)["accesses"].to_numpy()

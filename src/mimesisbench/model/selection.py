@@ -46,7 +46,7 @@ def simulate_popularity(ftype: FileType, files: int, rng: np.random.Generator) -
     span = ftype.active_span.sample(rng, accessed)
     counts = np.ones(accessed, dtype=np.int64)
     elapsed = np.zeros(accessed)
-    live = np.arange(accessed)
+    live = np.flatnonzero(span > 0)  # a zero span holds one access (else zero gaps would never end it)
     for _ in range(EXACT_STEPS):
         if live.size == 0:
             break

@@ -1,11 +1,9 @@
 """``validate --trace`` per audited command: how far a schedule is from a trace, command by command.
 
-Every allowed event with a command counts. Its *target* is ``directory`` when its path is a
-directory (as ``model.objects`` classifies paths: mkdirs-ed, an ancestor of another path, and
-also the destination of a directory's rename), ``file`` for any other path, ``none`` for
-NameNode-wide commands without a path (``src=null``). An *object* is a directory's path, or a
-file followed across renames (events on a rename's destination are the source's object, chains
-followed in time order, as ``model.objects`` does).
+Every allowed event with a command counts. Its object and *target* are those of the object view
+(``model.objects.build_view``, the one classification of the fit): ``directory`` or ``file``
+(objects followed across renames), ``none`` for NameNode-wide commands without a path
+(``src=null``).
 
 Per command (and per target): the share of all events it has on each side, its number of
 events, ``ks_popularity`` (two-sample KS of the number of its events per object, over the
@@ -22,60 +20,40 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from mimesisbench.model.objects import ObjectView, build_view
 from mimesisbench.schedule.format import MODELLED_CMDS
 from mimesisbench.synth.kstats import ks_two
 
 TARGETS = ("file", "directory", "none")
 #: fewer samples than this on either side: no KS
 MIN_SAMPLES = 2
-_RENAME = "rename"
 
 
-def _normalised(col: str) -> pl.Expr:
-    text = pl.col(col).cast(pl.String)
-    stripped = text.str.strip_chars_end("/")
-    return pl.when(text.is_null()).then(None).when(stripped == "").then(pl.lit("/")).otherwise(stripped)
-
-
-def _rename_pairs(ev: pl.DataFrame) -> list[tuple[str, str]]:
-    ren = ev.filter((pl.col("cmd") == _RENAME) & pl.col("path").is_not_null() & pl.col("dst").is_not_null())
-    return list(zip(ren.get_column("path").to_list(), ren.get_column("dst").to_list()))
-
-
-def classify(events: pl.DataFrame, directories: pl.Series) -> pl.DataFrame:
+def classify(events: pl.DataFrame, view: ObjectView | None = None) -> pl.DataFrame:
     """The allowed events with a command as ``time_ms``, ``cmd`` (String), ``target`` (``TARGETS``)
-    and ``key`` (the object: a directory's path or a file's first path; null without a path)."""
+    and ``key`` (the object id of ``model.objects``'s view; null without a path). ``view``: that
+    of ``events`` built with its event table (made here when not given)."""
+    if view is None or (view.events.height == 0 and view.objects.height > 0):
+        view = build_view(events, event_tables=True)
     allowed = pl.col("allowed").fill_null(False) if "allowed" in events.columns else pl.lit(True)
-    has_dst = "dst" in events.columns
-    ev = events.filter(allowed & pl.col("op").is_not_null()).select(
+    ids = view.objects["obj"].to_numpy()
+    dir_of = np.zeros(int(ids.max(initial=0)) + 1, dtype=bool)
+    dir_of[ids] = view.objects["is_dir"].to_numpy()
+    obj = view.events["obj"].to_numpy()
+    with_path = pl.DataFrame({
+        "time_ms": view.events["time_ms"],
+        "cmd": view.events["op"].cast(pl.String),
+        "target": pl.Series(np.where(dir_of[obj], "directory", "file") if obj.size else np.empty(0, dtype=str),
+                            dtype=pl.String),
+        "key": view.events["obj"],
+    })  # fmt: skip
+    pathless = events.filter(allowed & pl.col("op").is_not_null() & pl.col("path").is_null()).select(
         pl.col("time_ms").cast(pl.Int64),
         pl.col("op").cast(pl.String).alias("cmd"),
-        _normalised("path").alias("path"),
-        (_normalised("dst") if has_dst else pl.lit(None, dtype=pl.String)).alias("dst"),
+        pl.lit("none").alias("target"),
+        pl.lit(None, dtype=pl.Int32).alias("key"),
     )
-    dirs = set(directories.cast(pl.String).to_list())
-    pairs = _rename_pairs(ev)
-    root: dict[str, str] = {}
-    for src, dst in pairs:  # renames are few next to accesses: a walk in time order
-        if src in dirs:
-            dirs.add(dst)
-        else:
-            root[dst] = root.get(src, src)
-    is_dir = pl.col("path").is_in(pl.Series(sorted(dirs), dtype=pl.String).implode())
-    key = pl.col("path")
-    if root:
-        key = pl.col("path").replace(pl.Series(list(root), dtype=pl.String), pl.Series(list(root.values()), dtype=pl.String))
-    return ev.select(
-        "time_ms",
-        "cmd",
-        pl.when(pl.col("path").is_null())
-        .then(pl.lit("none"))
-        .when(is_dir)
-        .then(pl.lit("directory"))
-        .otherwise(pl.lit("file"))
-        .alias("target"),
-        pl.when(is_dir).then(pl.col("path")).otherwise(key).alias("key"),
-    )
+    return pl.concat([with_path, pathless]).sort("time_ms", maintain_order=True)
 
 
 @dataclass(frozen=True)

@@ -366,13 +366,19 @@ def _op_shares(events: pl.DataFrame) -> dict[str, float]:
     return {str(o): int(c) / total for o, c in zip(ops, lens)}
 
 
+def _commands_of(events: pl.DataFrame) -> frozenset[str]:
+    """The audited commands an event table holds."""
+    names = events.get_column("op").drop_nulls().cast(pl.String).unique().to_list()
+    return frozenset(str(n) for n in names)
+
+
 def validate_trace(tables: Schedule, trace_events: pl.DataFrame) -> dict[str, Any]:
     """Fidelity of a schedule to a trace: two-sample KS between per-file features of both, the
     same per audited command (``by_command``), and the share of the trace's operations whose
-    command a schedule can contain (``coverage``)."""
+    command the schedule holds (``coverage``)."""
     mine_events = schedule_to_events(tables)
-    mine_view = build_view(mine_events, event_tables=False)
-    their_view = build_view(trace_events, event_tables=False)
+    mine_view = build_view(mine_events)
+    their_view = build_view(trace_events)
     mine = _trace_features(mine_view)
     theirs = _trace_features(their_view)
     result: dict[str, Any] = {"mode": "trace"}
@@ -383,11 +389,12 @@ def validate_trace(tables: Schedule, trace_events: pl.DataFrame) -> dict[str, An
     diffs = [abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in set(a) | set(b)]
     result["opmix_max_abs_error"] = _round(max(diffs, default=0.0))
     result["popularity_bar"] = POPULARITY_BAR
-    coverage = coverage_of_events(trace_events)
+    # the schedule's manifest names its profile by hash only: the commands it models are those it holds
+    coverage = coverage_of_events(trace_events, modelled=_commands_of(mine_events))
     result["coverage"] = coverage.to_dict()
     table = by_command(
-        command_samples(classify(trace_events, their_view.directories)),
-        command_samples(classify(mine_events, mine_view.directories)),
+        command_samples(classify(trace_events, their_view)),
+        command_samples(classify(mine_events, mine_view)),
     )
     result["by_command"] = table
     result["types"] = {}

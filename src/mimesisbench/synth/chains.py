@@ -30,6 +30,17 @@ RECREATE = MappingProxyType({"file": OpCode.CREATE_OVERWRITE, "directory": OpCod
 REMOVE = MappingProxyType({"file": OpCode.DELETE, "directory": OpCode.DELETE_DIR})
 
 
+def stratified(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
+    """``size`` uniforms on [0, 1), one in each of ``size`` equal strata, in random order (Latin
+    hypercube sampling in one dimension): their empirical law is within 1 / size of the uniform
+    everywhere, so the few objects of a small type follow its distributions as closely as their
+    number allows, and many objects as i.i.d. draws would."""
+    u = rng.permutation(size).astype(np.float64)
+    u += rng.random(size)
+    u /= max(size, 1)
+    return u
+
+
 class ChainLaw:
     """A type's command chain, ready to sample (op codes per state, row CDFs laid end to end)."""
 
@@ -77,7 +88,10 @@ class ChainLaw:
         desc = counts[order]
         pos = start[order]
         m = int(np.count_nonzero(desc > 0))
-        out[pos[:m]] = np.minimum(np.searchsorted(self._first, rng.random(m), side="right"), self.k - 1)
+        # the first states are stratified (``stratified``): a type with a few objects gets each
+        # first command in its share, not a binomial draw of it (the chain may be reducible: a
+        # poller directory is listed and never stat-ed, so the first state fixes the object's mix)
+        out[pos[:m]] = np.minimum(np.searchsorted(self._first, stratified(rng, m), side="right"), self.k - 1)
         neg = -desc  # ascending: objects with more than s accesses are a prefix
         step = 1
         while True:

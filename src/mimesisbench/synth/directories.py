@@ -79,6 +79,7 @@ def directory_objects(
     type_rngs: dict[int, np.random.Generator],
     place_rngs: dict[int, np.random.Generator],
     balance: bool,
+    shared_rng: np.random.Generator,
 ) -> DirectoryObjects:
     """Every directory type's objects and events (module docstring)."""
     out = DirectoryObjects(tree)
@@ -89,20 +90,26 @@ def directory_objects(
         origin = np.concatenate([np.zeros(t.pre_existing, dtype=np.int64), made])
         ev = type_events(t, origin, made.size, 0, window_us, rng, np.int64, balance)
         layouts.append((t, made, t.pre_existing, ev))
+    # stable types' pre-existing objects are distinct tree directories (one permutation for all
+    # types, so no two objects share a directory); past the tree's size they are extra directories
+    stable_pre = sum(t.pre_existing for t in types if not volatile(t))
+    in_tree = min(stable_pre, tree)
+    tree_dirs = _distinct(tree, in_tree, shared_rng) if in_tree else np.empty(0, dtype=np.int64)
+    next_tree = 0
     next_extra = tree
-    next_made = tree + sum(t.pre_existing for t in types if volatile(t))
+    next_made = tree + sum(t.pre_existing for t in types if volatile(t)) + (stable_pre - in_tree)
     for t, made, pre, ev in layouts:
         place = place_rngs[t.id]
         obj_dir = np.empty(pre + made.size, dtype=np.int64)
-        if volatile(t):
-            obj_dir[:pre] = np.arange(next_extra, next_extra + pre)
-            out.extra_parent.append(_tree_choice(tree, pre, place))
-            out.extra_type.append(np.full(pre, t.id, dtype=np.int64))
-            next_extra += pre
-        else:
-            obj_dir[:pre] = (
-                _tree_choice(tree, pre, place) if pre > tree - 1 or pre == 0 else _distinct(tree, pre, place)
-            )
+        taken = 0 if volatile(t) else min(pre, in_tree - next_tree)
+        obj_dir[:taken] = tree_dirs[next_tree : next_tree + taken]
+        next_tree += taken
+        extra = pre - taken
+        if extra:
+            obj_dir[taken:pre] = np.arange(next_extra, next_extra + extra)
+            out.extra_parent.append(_tree_choice(tree, extra, place))
+            out.extra_type.append(np.full(extra, t.id, dtype=np.int64))
+            next_extra += extra
         obj_dir[pre:] = np.arange(next_made, next_made + made.size)
         out.made_parent.append(_tree_choice(tree, made.size, place))
         out.made_type.append(np.full(made.size, t.id, dtype=np.int64))
@@ -115,7 +122,10 @@ def directory_objects(
 
 
 def _distinct(tree: int, count: int, rng: np.random.Generator) -> I64:
-    """``count`` distinct random tree directories other than the root (``count < tree``)."""
+    """``count <= tree`` distinct random tree directories, the root (0) only when every other one is
+    taken (it is the run's base directory)."""
+    if count >= tree:
+        return np.concatenate([rng.permutation(np.arange(1, tree, dtype=np.int64)), np.zeros(1, dtype=np.int64)])
     return (rng.choice(tree - 1, size=count, replace=False) + 1).astype(np.int64)
 
 

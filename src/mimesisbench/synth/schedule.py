@@ -4,7 +4,8 @@ Random streams: one ``numpy.random.SeedSequence(seed)`` family, children address
 ``(0,)`` the namespace, ``(1,)`` the shared operations, ``(2, type_id)`` each type (so a type's
 stream does not depend on which other types are present), ``(3, type_id)`` where a directory
 type's objects are, ``(4, i)`` the i-th pathless command, ``(5, type_id)`` which created files
-of a type go into created directories (``synth.directories``).
+of a type go into created directories, ``(6,)`` which tree directories the directory types'
+pre-existing objects are (``synth.directories``).
 
 File ids are dense and grouped by type, in the profile's type order: a type's pre-existing files
 first, then its created files in creation order. Events are sorted once, by an int64 key
@@ -241,6 +242,7 @@ def generate_schedule(
         type_rngs,
         {t.id: _rng(seed, 3, t.id) for t in eff.directory_types},
         options.balance_gaps,
+        _rng(seed, 6),
     )
     pre_dirs = tree_size + dirs.extras
     first_made = pre_dirs

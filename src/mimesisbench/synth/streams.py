@@ -58,7 +58,7 @@ from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.schema import FileType
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.balance import balanced_pre_law
-from mimesisbench.synth.chains import ChainLaw
+from mimesisbench.synth.chains import ChainLaw, stratified
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
 
 I64 = NDArray[np.int64]
@@ -70,6 +70,8 @@ RANK = np.ones(max(OpCode) + 1, dtype=np.int64)  # indexed by OpCode; every acce
 RANK[[OpCode.CREATE, OpCode.MKDIRS]] = 0
 RANK[[OpCode.RENAME_FILE, OpCode.RENAME_DIR]] = 2
 RANK[[OpCode.DELETE, OpCode.DELETE_DIR]] = 3
+#: the most a chain type's stream is squeezed (its gaps shortened) to keep its accesses in the window
+SQUEEZE = 0.05
 #: interarrival draws per round and chunk of files (bounds the temporaries)
 DRAWS_PER_ROUND = 1 << 21
 #: files handled together (bounds the per-file temporaries)
@@ -423,7 +425,9 @@ def _chunk(
         span = span[inside]
         popularity = ft.observed.get("popularity")
         if popularity is not None and chain is not None:
-            f_rel, rel, ops, last_rel, cut, ended = _chain_counted_streams(laws, chain, popularity, first, window_us, rng)
+            first, f_rel, rel, ops, last_rel, cut, ended = _chain_counted_streams(
+                laws, chain, popularity, first, origin[idx], window_us, rng
+            )
             beyond[idx] = cut
             gone = idx[ended]
             parts.append((f_rel, rel))
@@ -506,16 +510,25 @@ def _chain_counted_streams(
     chain: ChainLaw,
     popularity: Distribution,
     first: I64,
+    origin: I64,
     window_us: int,
     rng: np.random.Generator,
-) -> tuple[I64, I64, NDArray[np.uint8], I64, NDArray[np.bool_], NDArray[np.bool_]]:
+) -> tuple[I64, I64, I64, NDArray[np.uint8], I64, NDArray[np.bool_], NDArray[np.bool_]]:
     """``_counted_streams`` for a type with a command chain: N accesses per object, labelled by
     the chain, and each gap drawn from its transition's law (``gaps["a>b"]``) or F_j (a
-    semi-Markov process). Object-major order. Returns (object index per access, offset, op code
-    per access, last kept offset per object, whether the window cut the object's accesses,
-    whether its last kept access deleted it)."""
+    semi-Markov process). Object-major order.
+
+    The popularity a profile holds is what its trace's window saw, so the N accesses are kept in
+    the window: an object whose stream would end past the window's end starts earlier, just
+    enough (not before its origin: its creation, or t0); only a stream longer than the window
+    (from the origin) is cut. Without this a periodic poller seen for the whole window would lose
+    its last polls to the sum of its gaps' noise, and every object near the end a few accesses.
+
+    Returns (first access per object, object index per access, offset, op code per access, last
+    kept offset per object, whether the window cut the object's accesses, whether its last kept
+    access deleted it)."""
     n = first.size
-    counts = np.maximum(np.rint(popularity.sample(rng, n)), 1).astype(np.int64)
+    counts = np.maximum(np.rint(popularity.quantile(stratified(rng, n))), 1).astype(np.int64)
     states = chain.states(counts, rng)
     ops = chain.labels(states, counts)
     which, at = chain.transition_law(states, counts)
@@ -531,6 +544,17 @@ def _chain_counted_streams(
     start = np.cumsum(counts) - counts
     f_rel = np.repeat(np.arange(n, dtype=np.int64), counts)
     offsets -= np.repeat(offsets[start], counts)
+    length = offsets[start + counts - 1]
+    room = window_us - 1 - origin
+    first = np.where(first + length < window_us, first, np.maximum(window_us - 1 - length, origin))
+    # a stream a little longer than the room from its origin is squeezed into it (its gaps by at
+    # most ``SQUEEZE``): the sum of many noisy gaps of a poller seen for the whole window overshoots
+    # the window about every other time
+    squeeze = (length > room) & (room >= (1.0 - SQUEEZE) * length) & (length > 0)
+    if squeeze.any():
+        factor = np.ones(n, dtype=np.float64)
+        factor[squeeze] = room[squeeze] / length[squeeze]
+        offsets = (offsets * np.repeat(factor, counts)).astype(np.int64)
     keep = first[f_rel] + offsets < window_us
     kept = np.bincount(f_rel[keep], minlength=n).astype(np.int64)
     cut = kept < counts
@@ -538,7 +562,7 @@ def _chain_counted_streams(
     last_rel = np.zeros(n, dtype=np.int64)
     has = kept > 0
     last_rel[has] = offsets[start[has] + kept[has] - 1]
-    return f_rel[keep], offsets[keep], ops[keep], last_rel, cut, ended
+    return first, f_rel[keep], offsets[keep], ops[keep], last_rel, cut, ended
 
 
 def _closing_streams(

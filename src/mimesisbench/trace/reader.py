@@ -80,6 +80,27 @@ def read_trace(paths: Sequence[str | Path]) -> tuple[pl.DataFrame, ParseReport]:
             table, report = read_plain_events(p)
             tables.append(table)
             total.merge(report)
-    if len(tables) == 1:
-        return tables[0], total
-    return merge_events(tables).select(EVENT_COLUMNS), total
+    events = tables[0] if len(tables) == 1 else merge_events(tables).select(EVENT_COLUMNS)
+    return concat_on_target(events), total
+
+
+#: the audit ``cmd`` whose ``src`` is a list of paths (``[/a/s1, /a/s2]``) and ``dst`` the target
+CONCAT = "concat"
+
+
+def concat_on_target(events: pl.DataFrame) -> pl.DataFrame:
+    """``concat`` events whose ``src`` is a bracketed list of sources (as the NameNode audits
+    them) become events on their target (``dst``): the path is the concatenated-into file, the
+    one object the command accesses (the sources are merged into it and leave no other line)."""
+    op = events.get_column("op")
+    names = op.drop_nulls().unique().cast(pl.String)
+    if CONCAT not in names.to_list():
+        return events
+    listed = (pl.col("op").cast(pl.String) == CONCAT) & pl.col("path").cast(pl.String).str.starts_with("[")
+    if not events.select(listed.any()).item():
+        return events
+    dtype = events.schema["path"]
+    return events.with_columns(
+        pl.when(listed).then(pl.col("dst").cast(pl.String)).otherwise(pl.col("path").cast(pl.String)).cast(dtype).alias("path"),
+        pl.when(listed).then(None).otherwise(pl.col("dst")).alias("dst"),
+    )

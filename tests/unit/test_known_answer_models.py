@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from tests.unit.cli_run import run_cli
 
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
-from tests.unit.cli_run import run_cli
 
 T0 = datetime(2015, 10, 11, tzinfo=UTC)
 WINDOW_S = 20 * 60

@@ -141,3 +141,17 @@ def test_job_bursts_stay_bursts(tmp_path: Path, capsys: pytest.CaptureFixture[st
         complete += ranks == [0, 1, 2]
     created = int((file_ops["op"] == int(OpCode.CREATE)).sum())
     assert complete >= 0.8 * created, (complete, created)
+
+
+def test_a_concat_line_fits_and_generates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The NameNode logs concat's sources as one bracketed list (``src=[/a/x, /a/y]``, as the
+    ``mixed`` trace of ``bench/make_real_traces.py`` has it): not a path of the namespace, so it must
+    not become a directory at depth 0 that ``generate`` then refuses."""
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(40):
+        events.append((1000.0 * k, "create", f"/data/f{k:03d}", "null"))
+        events.append((1000.0 * k + 500, "open", f"/data/f{k:03d}", "null"))
+    events.append((50_000.0, "concat", "[/data/f001, /data/f002]", "/data/f000"))
+    log = _write(tmp_path / "concat.audit.log", events)
+    generated = _fit_and_generate(log, tmp_path, capsys)
+    assert generated.height > 0

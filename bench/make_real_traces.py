@@ -46,7 +46,9 @@ and prints a short summary (lines, commands and their shares). Workloads:
     job's output directory, the ``_temporary`` tree deleted, a ``_SUCCESS`` marker). What the native
     client cannot issue (``truncate``, ``concat``, ``setStoragePolicy``, ``getStoragePolicy``) goes
     through Hadoop's own shell tools (one JVM each, every ~15 s, in a side thread), unless
-    ``--no-shell``.
+    ``--no-shell``. Files made in the window are empty (no block: the NameNode's commands are the
+    point, not DataNode round trips); ``getStoragePolicy`` leaves no ``getStoragePolicy`` line on
+    Hadoop 3.4 (the tool answers from a ``getfileinfo``).
 
 The workloads run one after another, each on its own fresh cluster, so each trace starts from a
 namespace holding only what the workload itself prepared. ``--seconds`` bounds the poller,
@@ -288,7 +290,7 @@ def _make_tree(client: object, rng: np.random.Generator, state: MixedState) -> s
         directory = f"{root}/sub{sub}"
         client.mkdirs(directory, create_parent=True)  # type: ignore[attr-defined]
         for k in range(int(rng.integers(1, 5))):
-            _write(client, f"{directory}/f{k}", b"t")
+            _write(client, f"{directory}/f{k}", b"")
     return root
 
 
@@ -319,13 +321,13 @@ def _mixed_step(client: object, rng: np.random.Generator, state: MixedState, now
         c.get_acl_status(_some(rng, files) if rng.random() < 0.5 else _some(rng, directories))  # type: ignore[attr-defined]
     elif action == "create":
         path = f"{_some(rng, MIXED_DATA)}/{state.name('new')}.dat"
-        _write(c, path, rng.bytes(int(rng.integers(0, 512))))
+        _write(c, path, b"")  # empty: no block, no DataNode round trip
         files.append(path)
     elif action == "overwrite":
         from hdfs_native import WriteOptions
 
         with c.create(_some(rng, files), WriteOptions(overwrite=True)) as writer:  # type: ignore[attr-defined]
-            writer.write(b"o")
+            writer.write(b"")
     elif action == "chmod":
         if rng.random() < 0.7:
             c.set_permission(_some(rng, files), 0o644)  # type: ignore[attr-defined]
@@ -338,8 +340,8 @@ def _mixed_step(client: object, rng: np.random.Generator, state: MixedState, now
     elif action == "replication":
         c.set_replication(_some(rng, files), 1)  # type: ignore[attr-defined]
     elif action == "append":
-        with c.append(_some(rng, files)) as writer:  # type: ignore[attr-defined]
-            writer.write(b"a")
+        with c.append(_some(rng, files)):  # type: ignore[attr-defined]
+            pass
     elif action == "rename":
         index = int(rng.integers(len(files)))
         target = f"{_some(rng, MIXED_DATA)}/{state.name('moved')}.dat"
@@ -379,7 +381,7 @@ def _job_burst(client: object, rng: np.random.Generator, state: MixedState) -> N
     c.mkdirs(attempt, create_parent=True)  # type: ignore[attr-defined]
     parts = [f"part-{k:05d}" for k in range(int(rng.integers(10, 31)))]
     for part in parts:
-        _write(c, f"{attempt}/{part}", b"p")
+        _write(c, f"{attempt}/{part}", b"")
     for part in parts:
         c.get_file_info(f"{attempt}/{part}")  # type: ignore[attr-defined]
         c.rename(f"{attempt}/{part}", f"{job}/{part}")  # type: ignore[attr-defined]
@@ -459,7 +461,7 @@ def run_mixed(cluster: LocalHdfs, rng: np.random.Generator, seconds: float, stat
                     _mixed_step(client, rng, state, int(time.time() * 1000))
                 except (OSError, RuntimeError) as exc:  # e.g. append racing the shell's truncate
                     errors.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
-            _sleep_until(min(deadline, next_poll), float(rng.exponential(0.05)))
+            _sleep_until(min(deadline, next_poll), float(rng.exponential(0.01)))
     finally:
         stop.set()
         if shell:

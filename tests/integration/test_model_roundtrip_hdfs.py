@@ -170,7 +170,7 @@ class Mixed:
 
 
 @pytest.fixture(scope="module")
-def driven(local_hdfs, tmp_path_factory) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def driven(local_hdfs, tmp_path_factory) -> dict[str, Any]:
     """The mixed workload, run once; its audit lines under ``SRC`` and the namespace image after it."""
     from hdfs_native import Client
 
@@ -179,7 +179,7 @@ def driven(local_hdfs, tmp_path_factory) -> dict[str, Any]:  # type: ignore[no-u
     mixed.prepare()
     time.sleep(0.1)
     logged, _ = read_audit_logs([local_hdfs.audit_log])
-    window_start = int(logged["time_ms"].max()) + 1
+    window_start = int(logged.select(pl.col("time_ms").max()).item()) + 1
     time.sleep(0.1)
     started = time.monotonic()
     next_poll, next_burst = started, started + 1.0
@@ -201,9 +201,9 @@ def driven(local_hdfs, tmp_path_factory) -> dict[str, Any]:  # type: ignore[no-u
 
 
 @pytest.fixture(scope="module")
-def roundtrip(local_hdfs, driven) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def roundtrip(local_hdfs, driven) -> dict[str, Any]:
     work, first, window_start, snapshot = driven["work"], driven["first"], driven["window_start"], driven["snapshot"]
-    window_end = int(first["time_ms"].max()) + 1
+    window_end = int(first.select(pl.col("time_ms").max()).item()) + 1
     profile = work / "profile.json"
     done = _cli("model", "--audit", str(local_hdfs.audit_log), "--snapshot", str(snapshot), "--prefix", SRC,
                 "--window-start", str(window_start), "--window-end", str(window_end), "--types", "auto",
@@ -222,7 +222,7 @@ def roundtrip(local_hdfs, driven) -> dict[str, Any]:  # type: ignore[no-untyped-
     return {"first": first, "second": second, "profile": profile, "run_dir": run_dir}
 
 
-def test_the_workload_touched_every_command(driven) -> None:  # type: ignore[no-untyped-def]
+def test_the_workload_touched_every_command(driven) -> None:
     print("op mix of the workload:", {op: round(v, 4) for op, v in sorted(_shares(driven["first"]).items())})
     commands = set(driven["first"]["op"].to_list())
     wanted = {"create", "open", "getfileinfo", "listStatus", "contentSummary", "setPermission", "setOwner",
@@ -230,7 +230,7 @@ def test_the_workload_touched_every_command(driven) -> None:  # type: ignore[no-
     assert wanted <= commands, sorted(wanted - commands)
 
 
-def test_the_replay_has_the_op_mix_of_the_trace(roundtrip) -> None:  # type: ignore[no-untyped-def]
+def test_the_replay_has_the_op_mix_of_the_trace(roundtrip) -> None:
     first, second = _shares(roundtrip["first"]), _shares(roundtrip["second"])
     assert roundtrip["second"].height > 0, "the replay left no audit line under its base directory"
     report = {op: (round(first.get(op, 0.0), 4), round(second.get(op, 0.0), 4)) for op in sorted({*first, *second})}

@@ -47,8 +47,8 @@ and prints a short summary (lines, commands and their shares). Workloads:
     client cannot issue (``truncate``, ``concat``, ``setStoragePolicy``, ``getStoragePolicy``) goes
     through Hadoop's own shell tools (one JVM each, every ~15 s, in a side thread), unless
     ``--no-shell``. Files made in the window are empty (no block: the NameNode's commands are the
-    point, not DataNode round trips); ``getStoragePolicy`` leaves no ``getStoragePolicy`` line on
-    Hadoop 3.4 (the tool answers from a ``getfileinfo``).
+    point, not DataNode round trips); the tool's ``-getStoragePolicy`` left no ``getStoragePolicy`` line
+    in Hadoop 3.4.3's audit log in the traces made so far.
 
 The workloads run one after another, each on its own fresh cluster, so each trace starts from a
 namespace holding only what the workload itself prepared. ``--seconds`` bounds the poller,

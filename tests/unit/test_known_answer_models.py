@@ -57,14 +57,19 @@ def _fit_and_generate(log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def poller_trace(rng: np.random.Generator) -> list[tuple[float, str, str, str]]:
-    """A daemon: getfileinfo of /apps then listStatus of /apps/incoming every 10 s (+-1 %); a few
-    warehouse files opened now and then, so the trace is not the poller alone."""
+    """A daemon: getfileinfo of /apps then listStatus of /apps/incoming every 10 s (+-1 %); every
+    2 minutes a batch lands in /apps/incoming (so the trace itself shows it is a directory) and is
+    deleted a minute later; a few warehouse files opened now and then."""
     events: list[tuple[float, str, str, str]] = []
     t = 1000.0
     while t < WINDOW_S * 1000 - 1000:
         events.append((t, "getfileinfo", "/apps", "null"))
         events.append((t + 3, "listStatus", "/apps/incoming", "null"))
         t += POLL_PERIOD_S * 1000 * rng.uniform(0.99, 1.01)
+    for batch in range(WINDOW_S // 120):
+        landed = 5000.0 + 120_000 * batch + float(rng.uniform(0, 1000))
+        events.append((landed, "create", f"/apps/incoming/batch-{batch:03d}", "null"))
+        events.append((landed + 60_000, "delete", f"/apps/incoming/batch-{batch:03d}", "null"))
     for _ in range(60):
         k = int(rng.integers(8))
         events.append((float(rng.uniform(0, WINDOW_S * 1000)), "open", f"/warehouse/part-{k:05d}", "null"))
@@ -87,6 +92,19 @@ def test_a_poller_comes_out_periodic(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert median == pytest.approx(POLL_PERIOD_S, rel=0.05)
     # the trace's gaps lie within +-1 %: their IQR is ~0.1 s; exponential gaps of mean 10 s have ~11 s
     assert q3 - q1 < 1.0, (q1, median, q3)
+
+
+def test_a_path_only_ever_listed_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a snapshot, a path the trace only lists (no child seen) is taken for a directory:
+    listings of it are directory listings in the schedule, not listStatus of a file."""
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(120):
+        events.append((10_000.0 * k + 1000, "listStatus", "/apps/queue", "null"))
+        events.append((10_000.0 * k + 5000, "open", f"/warehouse/part-{k % 8:05d}", "null"))
+    generated = _fit_and_generate(_write(tmp_path / "listed.audit.log", events), tmp_path, capsys)
+    listed_dirs = generated.filter(pl.col("op") == int(OpCode.LIST_DIR)).height
+    listed_files = generated.filter(pl.col("op") == int(OpCode.LIST_FILE)).height
+    assert listed_dirs > 0 and listed_files == 0, (listed_dirs, listed_files)
 
 
 def job_trace() -> list[tuple[float, str, str, str]]:

@@ -30,15 +30,35 @@ and prints a short summary (lines, commands and their shares). Workloads:
     (create_write, open_read, delete, create_write, rename; 20 files per map, -blockSize 1048576,
     -startTime a few seconds ahead, else its maps sleep 2 minutes) and ``SliveTest`` (small).
     Their local scratch space is kept in the cluster's working directory.
+``jobs``
+    Several mixes of the same test programs plus ``TestDFSIO`` (small ``-write``, ``-read``,
+    ``-clean``): round after round until ``--seconds`` have passed (at least one round), each round
+    with its own seed (``--seed`` + round) choosing the programs' order and sizes (files per map,
+    maps, runs, SliveTest ops), so the trace holds job bursts of different shapes.
+``mixed``
+    Every command ``hdfs-native`` can issue, on files and directories, mixed at random (seeded):
+    ``create``, ``create`` with overwrite, ``open``, ``getfileinfo``, ``listStatus``,
+    ``contentSummary``, ``getAclStatus``, ``setPermission``, ``setOwner``, ``setTimes``,
+    ``setReplication``, ``append``, ``rename`` of files and of directories, ``mkdirs`` of existing
+    directories, ``delete`` of files and recursive ``delete`` of directory trees; a poller loop
+    (every 2 s, +-1 %: ``getfileinfo`` of a parent, ``listStatus`` of two directories); job bursts
+    (every ~10 s: a ``_temporary`` attempt directory, 10-30 files created in it, renamed into the
+    job's output directory, the ``_temporary`` tree deleted, a ``_SUCCESS`` marker). What the native
+    client cannot issue (``truncate``, ``concat``, ``setStoragePolicy``, ``getStoragePolicy``) goes
+    through Hadoop's own shell tools (one JVM each, every ~15 s, in a side thread), unless
+    ``--no-shell``. Files made in the window are empty (no block: the NameNode's commands are the
+    point, not DataNode round trips); the tool's ``-getStoragePolicy`` left no ``getStoragePolicy`` line
+    in Hadoop 3.4.3's audit log in the traces made so far.
 
 The workloads run one after another, each on its own fresh cluster, so each trace starts from a
-namespace holding only what the workload itself prepared. ``--seconds`` bounds the poller and
-readers loops (the MapReduce jobs take as long as they take, bounded by a timeout each).
+namespace holding only what the workload itself prepared. ``--seconds`` bounds the poller,
+readers and mixed loops and the jobs rounds (``mrjobs`` takes as long as its programs take,
+bounded by a timeout each).
 
 Usage::
 
-    python bench/make_real_traces.py [--workloads poller,readers,mrjobs] [--seconds 60] [--seed 1]
-        [--out bench/out/traces] [--poll-period 2]
+    python bench/make_real_traces.py [--workloads poller,readers,mrjobs,mixed,jobs] [--seconds 120]
+        [--seed 1] [--out bench/out/traces] [--poll-period 2] [--no-shell]
 
 Only 127.0.0.1 is ever contacted. Needs java, mvn (first use) and the ``hdfs-native`` package.
 """
@@ -52,6 +72,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -66,7 +87,7 @@ from mimesisbench.hdfs.config import LocalHdfsConfig
 from mimesisbench.hdfs.jars import cache_root, ensure_jars, find_tool
 from mimesisbench.hdfs.java import ADD_OPENS, require_java
 
-WORKLOADS = ("poller", "readers", "mrjobs")
+WORKLOADS = ("poller", "readers", "mrjobs", "mixed", "jobs")
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "traces"
 CMD_RE = re.compile(r"\tcmd=([^\t]*)\t")
 MR_DRIVER = "org.apache.hadoop.test.MapredTestDriver"
@@ -222,6 +243,235 @@ def run_readers(url: str, rng: np.random.Generator, seconds: float, tables: list
         _sleep_until(deadline, float(rng.exponential(0.5)))
 
 
+# --------------------------------------------------------------------------- mixed: every command
+MIXED = "/mixed"
+MIXED_DATA = tuple(f"{MIXED}/data/d{i}" for i in range(4))
+MIXED_POLLED = (f"{MIXED}/inbox", f"{MIXED}/data/d0")
+MIXED_POLL_PERIOD_S = 2.0
+MIXED_BURST_PERIOD_S = 10.0
+MIXED_SHELL_PERIOD_S = 15.0
+SHELL_CLASS = "org.apache.hadoop.fs.FsShell"
+STORAGE_POLICY_CLASS = "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin"
+BLOCK = 1 << 20  # concat wants full blocks: its files are written block by block
+
+
+@dataclass
+class MixedState:
+    """The live namespace the mixed workload touches (paths it made and has not removed)."""
+
+    files: list[str]
+    trees: list[str]  # directory trees (subdirectories with files), renamed and deleted whole
+    serial: int = 0
+
+    def name(self, stem: str) -> str:
+        self.serial += 1
+        return f"{stem}-{self.serial:06d}"
+
+
+def prepare_mixed(url: str, rng: np.random.Generator) -> MixedState:
+    client = _client(url)
+    files: list[str] = []
+    for directory in (*MIXED_DATA, f"{MIXED}/inbox", f"{MIXED}/out", f"{MIXED}/trees", f"{MIXED}/concat"):
+        client.mkdirs(directory, create_parent=True)  # type: ignore[attr-defined]
+    for directory in MIXED_DATA:
+        for i in range(int(rng.integers(5, 15))):
+            path = f"{directory}/base-{i:04d}.dat"
+            _write(client, path, rng.bytes(int(rng.integers(16, 2048))))
+            files.append(path)
+    state = MixedState(files=files, trees=[])
+    for _ in range(2):
+        state.trees.append(_make_tree(client, rng, state))
+    return state
+
+
+def _make_tree(client: object, rng: np.random.Generator, state: MixedState) -> str:
+    root = f"{MIXED}/trees/{state.name('tree')}"
+    for sub in range(int(rng.integers(1, 4))):
+        directory = f"{root}/sub{sub}"
+        client.mkdirs(directory, create_parent=True)  # type: ignore[attr-defined]
+        for k in range(int(rng.integers(1, 5))):
+            _write(client, f"{directory}/f{k}", b"")
+    return root
+
+
+def _some(rng: np.random.Generator, items: Sequence[str]) -> str:
+    return items[int(rng.integers(len(items)))]
+
+
+def _mixed_step(client: object, rng: np.random.Generator, state: MixedState, now_ms: int) -> None:
+    """One operation (or a short sequence of them) chosen at random; every command hdfs-native can issue."""
+    c = client
+    files = state.files
+    directories = (*MIXED_DATA, f"{MIXED}/inbox", f"{MIXED}/data", MIXED)
+    action = str(rng.choice(ACTIONS, p=ACTION_WEIGHTS))
+    if len(files) < 20 and action in ("delete", "rename"):
+        action = "create"
+    if action == "read":
+        path = _some(rng, files)
+        c.get_file_info(path)  # type: ignore[attr-defined]
+        with c.read(path) as reader:  # type: ignore[attr-defined]
+            reader.read()
+    elif action == "stat":
+        c.get_file_info(_some(rng, files) if rng.random() < 0.6 else _some(rng, directories))  # type: ignore[attr-defined]
+    elif action == "list":
+        list(c.list_status(_some(rng, directories) if rng.random() < 0.85 else _some(rng, files)))  # type: ignore[attr-defined]
+    elif action == "summary":
+        c.get_content_summary(_some(rng, directories) if rng.random() < 0.7 else _some(rng, files))  # type: ignore[attr-defined]
+    elif action == "acl":
+        c.get_acl_status(_some(rng, files) if rng.random() < 0.5 else _some(rng, directories))  # type: ignore[attr-defined]
+    elif action == "create":
+        path = f"{_some(rng, MIXED_DATA)}/{state.name('new')}.dat"
+        _write(c, path, b"")  # empty: no block, no DataNode round trip
+        files.append(path)
+    elif action == "overwrite":
+        from hdfs_native import WriteOptions
+
+        with c.create(_some(rng, files), WriteOptions(overwrite=True)) as writer:  # type: ignore[attr-defined]
+            writer.write(b"")
+    elif action == "chmod":
+        if rng.random() < 0.7:
+            c.set_permission(_some(rng, files), 0o644)  # type: ignore[attr-defined]
+        else:
+            c.set_permission(_some(rng, MIXED_DATA), 0o755)  # type: ignore[attr-defined]
+    elif action == "chown":
+        c.set_owner(_some(rng, files) if rng.random() < 0.7 else _some(rng, MIXED_DATA), group="supergroup")  # type: ignore[attr-defined]
+    elif action == "touch":
+        c.set_times(_some(rng, files) if rng.random() < 0.8 else _some(rng, MIXED_DATA), now_ms, now_ms)  # type: ignore[attr-defined]
+    elif action == "replication":
+        c.set_replication(_some(rng, files), 1)  # type: ignore[attr-defined]
+    elif action == "append":
+        with c.append(_some(rng, files)):  # type: ignore[attr-defined]
+            pass
+    elif action == "rename":
+        index = int(rng.integers(len(files)))
+        target = f"{_some(rng, MIXED_DATA)}/{state.name('moved')}.dat"
+        c.rename(files[index], target)  # type: ignore[attr-defined]
+        files[index] = target
+    elif action == "mkdirs":
+        c.mkdirs(_some(rng, (*MIXED_DATA, *state.trees)) if state.trees else _some(rng, MIXED_DATA))  # type: ignore[attr-defined]
+    elif action == "delete":
+        c.delete(files.pop(int(rng.integers(len(files)))))  # type: ignore[attr-defined]
+    elif action == "tree":
+        roll = rng.random()
+        if state.trees and (roll < 0.35 or len(state.trees) > 4):
+            c.delete(state.trees.pop(0), recursive=True)  # type: ignore[attr-defined]
+        elif state.trees and roll < 0.6:
+            index = int(rng.integers(len(state.trees)))
+            target = f"{MIXED}/trees/{state.name('renamed')}"
+            c.rename(state.trees[index], target)  # type: ignore[attr-defined]
+            state.trees[index] = target
+        else:
+            state.trees.append(_make_tree(c, rng, state))
+
+
+ACTION_TABLE = (
+    ("read", 20), ("stat", 10), ("list", 8), ("summary", 3), ("acl", 2), ("create", 9), ("overwrite", 3),
+    ("chmod", 3), ("chown", 2), ("touch", 3), ("replication", 2), ("append", 3), ("rename", 4), ("mkdirs", 3),
+    ("delete", 5), ("tree", 2),
+)  # fmt: skip
+ACTIONS = tuple(a for a, _ in ACTION_TABLE)
+ACTION_WEIGHTS = np.array([w for _, w in ACTION_TABLE], dtype=float) / sum(w for _, w in ACTION_TABLE)
+
+
+def _job_burst(client: object, rng: np.random.Generator, state: MixedState) -> None:
+    """A job's commit: files written under _temporary, renamed into the output, the tree deleted."""
+    c = client
+    job = f"{MIXED}/out/{state.name('job')}"
+    attempt = f"{job}/_temporary/0/attempt_{state.serial:06d}_m_000000_0"
+    c.mkdirs(attempt, create_parent=True)  # type: ignore[attr-defined]
+    parts = [f"part-{k:05d}" for k in range(int(rng.integers(10, 31)))]
+    for part in parts:
+        _write(c, f"{attempt}/{part}", b"")
+    for part in parts:
+        c.get_file_info(f"{attempt}/{part}")  # type: ignore[attr-defined]
+        c.rename(f"{attempt}/{part}", f"{job}/{part}")  # type: ignore[attr-defined]
+    c.delete(f"{job}/_temporary", recursive=True)  # type: ignore[attr-defined]
+    _write(c, f"{job}/_SUCCESS", b"")
+    list(c.list_status(job))  # type: ignore[attr-defined]
+    if rng.random() < 0.5:  # an older job's output is cleaned up
+        c.delete(job, recursive=True)  # type: ignore[attr-defined]
+
+
+def _shell_commands(url: str, rng: np.random.Generator, state: MixedState, round_: int) -> list[tuple[str, list[str]]]:
+    """Hadoop tool invocations for the commands hdfs-native cannot issue (one per call)."""
+    fs = ["-fs", url]
+    path = _some(rng, state.files)
+    kind = round_ % 4
+    if kind == 0:
+        return [(SHELL_CLASS, [*fs, "-truncate", "-w", "0", path])]
+    if kind == 1:
+        return [(STORAGE_POLICY_CLASS, [*fs, "-setStoragePolicy", "-path", _some(rng, MIXED_DATA), "-policy", "HOT"])]
+    if kind == 2:
+        target = f"{MIXED}/concat/c{round_:04d}-0"
+        sources = [f"{MIXED}/concat/c{round_:04d}-{i}" for i in (1, 2)]
+        return [(SHELL_CLASS, [*fs, "-concat", target, *sources])]
+    return [(STORAGE_POLICY_CLASS, [*fs, "-getStoragePolicy", "-path", path])]
+
+
+def _prepare_concat(client: object, rng: np.random.Generator, round_: int) -> None:
+    from hdfs_native import WriteOptions
+
+    for i in range(3):  # full blocks of one size: what concat demands
+        with client.create(f"{MIXED}/concat/c{round_:04d}-{i}", WriteOptions(block_size=BLOCK)) as writer:  # type: ignore[attr-defined]
+            writer.write(rng.bytes(BLOCK))
+
+
+def _shell_loop(
+    cluster: LocalHdfs, url: str, seed: int, state: MixedState, stop: threading.Event, errors: list[str]
+) -> None:
+    rng = np.random.default_rng(seed + 7)
+    launcher = cluster._running_launcher()  # noqa: SLF001 - a bench helper runs the cluster's own tools
+    round_ = 0
+    while not stop.wait(MIXED_SHELL_PERIOD_S * float(rng.uniform(0.8, 1.2))):
+        try:
+            if round_ % 4 == 2:
+                _prepare_concat(_client(url), rng, round_)
+            for main_class, args in _shell_commands(url, rng, state, round_):
+                launcher.run_tool(main_class, args, log_file="shell.log", what=" ".join(args[2:4]), timeout_s=120.0)
+        except (MimesisError, OSError, RuntimeError) as exc:
+            errors.append(str(exc).splitlines()[0])
+        round_ += 1
+
+
+def run_mixed(cluster: LocalHdfs, rng: np.random.Generator, seconds: float, state: MixedState, shell: bool) -> None:
+    client = _client(cluster.url)
+    started = time.monotonic()
+    deadline = started + seconds
+    next_poll = started
+    next_burst = started + float(rng.uniform(1.0, MIXED_BURST_PERIOD_S))
+    stop = threading.Event()
+    errors: list[str] = []
+    side = threading.Thread(
+        target=_shell_loop, args=(cluster, cluster.url, int(rng.integers(1 << 30)), state, stop, errors), daemon=True
+    )
+    if shell:
+        side.start()
+    try:
+        while (now := time.monotonic()) < deadline:
+            if now >= next_poll:  # a periodic daemon: near-constant gaps
+                client.get_file_info(f"{MIXED}")  # type: ignore[attr-defined]
+                for directory in MIXED_POLLED:
+                    list(client.list_status(directory))  # type: ignore[attr-defined]
+                next_poll += MIXED_POLL_PERIOD_S * float(rng.uniform(0.99, 1.01))
+            elif now >= next_burst:
+                _job_burst(client, rng, state)
+                next_burst = now + MIXED_BURST_PERIOD_S * float(rng.uniform(0.5, 1.5))
+            else:
+                try:
+                    _mixed_step(client, rng, state, int(time.time() * 1000))
+                except (OSError, RuntimeError) as exc:  # e.g. append racing the shell's truncate
+                    errors.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
+            _sleep_until(min(deadline, next_poll), float(rng.exponential(0.01)))
+    finally:
+        stop.set()
+        if shell:
+            side.join(timeout=180.0)
+    for error in errors[:5]:
+        print(f"  mixed: {error}", file=sys.stderr)
+    if len(errors) > 5:
+        print(f"  mixed: ... {len(errors) - 5} more errors", file=sys.stderr)
+
+
 # --------------------------------------------------------------------------- MapReduce test jobs
 _MR_POM = """<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -307,8 +557,37 @@ def mr_programs(seed: int) -> list[tuple[str, list[str]]]:
     ]
 
 
-def run_mrjobs(cluster: LocalHdfs, seed: int, log: Callable[[str], None]) -> list[str]:
-    """Run the MapReduce test programs; returns one line per program that failed (with its error)."""
+def jobs_programs(seed: int) -> list[tuple[str, list[str]]]:
+    """One round of the ``jobs`` workload: the test programs with sizes and order drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    tag = f"r{seed}"
+    files = str(int(rng.choice([10, 20, 40])))
+    maps = str(int(rng.integers(1, 3)))
+    nn = ["-maps", maps, "-reduces", "1", "-blockSize", "1048576", "-bytesToWrite", "0", "-numberOfFiles", files]
+    nn += ["-baseDir", f"/benchmarks/NNBench-{tag}", "-readFileAfterOpen", "true"]
+    dfsio = [f"-Dtest.build.data=/benchmarks/TestDFSIO-{tag}"]
+    io_files, io_size = str(int(rng.integers(2, 5))), f"{int(rng.choice([64, 256, 1024]))}KB"
+    slive = ["-maps", maps, "-reduces", "1", "-ops", str(int(rng.choice([100, 200, 400]))), "-files"]
+    slive += [str(int(rng.choice([20, 40, 80]))), "-dirSize", str(int(rng.choice([4, 8, 16]))), "-seed", str(seed)]
+    slive += ["-baseDir", f"/test/slive-{tag}", "-resFile", f"slive-{tag}.txt", "-blockSize", "1048576,1048576"]
+    slive += ["-writeSize", "1024,4096", "-readSize", "1024,4096", "-appendSize", "1024,4096"]
+    groups: list[list[tuple[str, list[str]]]] = [
+        [(f"mrbench-{tag}", ["mrbench", "-numRuns", str(int(rng.integers(1, 4))), "-maps", maps, "-reduces", "1",
+                             "-inputLines", str(int(rng.choice([5, 10, 50]))),
+                             "-baseDir", f"/benchmarks/MRBench-{tag}"])],
+        [(f"nnbench-{tag}-{i}-{op}", ["nnbench", "-operation", op, *nn])
+         for i, op in enumerate(("create_write", "open_read", "delete", "create_write", "rename"))],
+        [(f"SliveTest-{tag}", ["SliveTest", *slive])],
+        [(f"TestDFSIO-{tag}-{op}", ["TestDFSIO", *dfsio, f"-{op}", *(["-nrFiles", io_files, "-size", io_size]
+                                                                     if op != "clean" else [])])
+         for op in ("write", "read", "clean")],
+    ]  # fmt: skip
+    order = rng.permutation(len(groups))
+    return [program for index in order for program in groups[int(index)]]
+
+
+def run_mrjobs(cluster: LocalHdfs, programs: Sequence[tuple[str, list[str]]], log: Callable[[str], None]) -> list[str]:
+    """Run MapReduce test programs; returns one line per program that failed (with its error)."""
     version = cluster.status().hadoop_version or "3.4.3"
     hadoop = ensure_jars(version)
     mr = ensure_mr_jars(version)
@@ -318,7 +597,7 @@ def run_mrjobs(cluster: LocalHdfs, seed: int, log: Callable[[str], None]) -> lis
     extra = [jar for jar in mr if jar.name not in have]  # the cluster's own jars are not listed twice
     classpath = os.pathsep.join([str(cluster.layout.conf), *map(str, hadoop.jars()), *map(str, extra)])
     failures: list[str] = []
-    for label, program in mr_programs(seed):
+    for label, program in programs:
         name, rest = program[0], program[1:]
         if name == "nnbench":  # its maps otherwise sleep until a -startTime 2 minutes ahead
             rest = [*rest, "-startTime", str(int(time.time()) + 5)]
@@ -370,7 +649,26 @@ def run_mrjobs(cluster: LocalHdfs, seed: int, log: Callable[[str], None]) -> lis
 
 
 # --------------------------------------------------------------------------- driver
-def run_workload(name: str, out: Path, seconds: float, seed: int, period: float) -> Summary:
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_jobs(cluster: LocalHdfs, seed: int, seconds: float) -> None:
+    """Rounds of job mixes until ``seconds`` have passed (at least one round)."""
+    deadline = time.monotonic() + seconds
+    round_ = 0
+    ran = failed = 0
+    while round_ == 0 or time.monotonic() < deadline:
+        programs = jobs_programs(seed + round_)
+        _log(f"  round {round_}: {len(programs)} programs")
+        failures = run_mrjobs(cluster, programs, _log)
+        ran, failed = ran + len(programs), failed + len(failures)
+        round_ += 1
+    if failed == ran:
+        raise BackendError("every MapReduce program failed")
+
+
+def run_workload(name: str, out: Path, seconds: float, seed: int, period: float, shell: bool = True) -> Summary:
     workdir = Path(tempfile.mkdtemp(prefix=f"hdfs-{name}-", dir=out))
     cluster = LocalHdfs(LocalHdfsConfig(workdir=workdir, heap="512m", startup_timeout_s=150.0))
     rng = np.random.default_rng(seed)
@@ -379,10 +677,13 @@ def run_workload(name: str, out: Path, seconds: float, seed: int, period: float)
         cluster.up()
         url = cluster.url
         tables: list[Table] = []
+        mixed = MixedState(files=[], trees=[])
         if name == "poller":
             prepare_poller(url, rng)
         elif name == "readers":
             tables = prepare_readers(url, rng)
+        elif name == "mixed":
+            mixed = prepare_mixed(url, rng)
         fsimage = out / f"{name}.fsimage.tsv"
         cluster.save_namespace()
         cluster.dump_image("Delimited", fsimage)
@@ -393,8 +694,12 @@ def run_workload(name: str, out: Path, seconds: float, seed: int, period: float)
             run_poller(url, rng, seconds, period)
         elif name == "readers":
             run_readers(url, rng, seconds, tables)
+        elif name == "mixed":
+            run_mixed(cluster, rng, seconds, mixed, shell)
+        elif name == "jobs":
+            run_jobs(cluster, seed, seconds)
         else:
-            failures = run_mrjobs(cluster, seed, lambda text: print(text, file=sys.stderr))
+            failures = run_mrjobs(cluster, mr_programs(seed), _log)
             if len(failures) == len(mr_programs(seed)):
                 raise BackendError("every MapReduce program failed:\n" + "\n".join(failures))
         elapsed = time.monotonic() - started
@@ -414,11 +719,12 @@ def run_workload(name: str, out: Path, seconds: float, seed: int, period: float)
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated: poller,readers,mrjobs")
-    parser.add_argument("--seconds", type=float, default=60.0, help="length of the poller and readers loops")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma-separated: {','.join(WORKLOADS)}")
+    parser.add_argument("--seconds", type=float, default=120.0, help="length of the poller/readers/mixed/jobs loops")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--poll-period", type=float, default=2.0, help="poller period in seconds")
+    parser.add_argument("--no-shell", action="store_true", help="mixed: no truncate/concat/storage policy (no JVMs)")
     args = parser.parse_args(argv)
     chosen = [w.strip() for w in args.workloads.split(",") if w.strip()]
     unknown = sorted(set(chosen) - set(WORKLOADS))
@@ -438,7 +744,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.workloads:
         print(f"== {name}", file=sys.stderr)
         try:
-            summary = run_workload(name, out, args.seconds, args.seed, args.poll_period)
+            summary = run_workload(name, out, args.seconds, args.seed, args.poll_period, not args.no_shell)
         except (MimesisError, OSError, RuntimeError) as exc:  # hdfs-native raises the latter two
             print(f"{name}: failed: {exc}", file=sys.stderr)
             failed += 1

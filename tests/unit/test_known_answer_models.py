@@ -1,0 +1,175 @@
+"""Known-answer fits: hand-made audit logs whose time structure is known, through model -> generate.
+
+(a) A poller lists one directory every 10 s (+-1 %) for 20 minutes: the generated listings of the
+    poller's directory must come out periodic (median gap ~10 s, a small interquartile range), not
+    as a renewal process with exponential-looking gaps.
+(b) Every 60 s a job makes a ``_temporary`` directory, creates 20 files in it within one second,
+    renames them into the job's directory, deletes ``_temporary`` and, 30 s later, the files: the
+    generated creates must come in bursts (most create gaps under a second, creates per second as
+    over-dispersed as the trace's) and every file must keep its create -> rename -> delete order.
+
+The logs are in the NameNode's audit format (as in ``test_trace_audit.py``); the CLI runs in-process.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from tests.unit.cli_run import run_cli
+
+from mimesisbench.schedule import read_schedule
+from mimesisbench.schedule.format import OpCode
+
+T0 = datetime(2015, 10, 11, tzinfo=UTC)
+WINDOW_S = 20 * 60
+POLL_PERIOD_S = 10.0
+JOB_PERIOD_S = 60.0
+JOB_FILES = 20
+
+
+def _line(ms: float, cmd: str, src: str, dst: str = "null") -> str:
+    ts = T0 + timedelta(milliseconds=round(ms))
+    stamp = ts.strftime("%Y-%m-%d %H:%M:%S") + f",{ts.microsecond // 1000:03d}"
+    return (
+        f"{stamp} INFO FSNamesystem.audit: allowed=true\tugi=etl (auth:SIMPLE)\tip=/10.0.0.1\tcmd={cmd}"
+        f"\tsrc={src}\tdst={dst}\tperm=null\tproto=rpc"
+    )
+
+
+def _write(path: Path, events: list[tuple[float, str, str, str]]) -> Path:
+    events.sort(key=lambda e: e[0])
+    path.write_text("\n".join(_line(*e) for e in events) + "\n", encoding="utf-8")
+    return path
+
+
+def _fit_and_generate(log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> pl.DataFrame:
+    profile = tmp_path / "profile.json"
+    code, _, err = run_cli(["model", "--audit", str(log), "--types", "auto", "--seed", "1", "-o", str(profile)], capsys)
+    assert code == 0, err
+    schedule = tmp_path / "schedule"
+    code, _, err = run_cli(["generate", str(profile), "--seed", "1", "-o", str(schedule)], capsys)
+    assert code == 0, err
+    return read_schedule(schedule).events
+
+
+def poller_trace(rng: np.random.Generator) -> list[tuple[float, str, str, str]]:
+    """A daemon: getfileinfo of /apps then listStatus of /apps/incoming every 10 s (+-1 %); every
+    2 minutes a batch lands in /apps/incoming (so the trace itself shows it is a directory) and is
+    deleted a minute later; a few warehouse files opened now and then."""
+    events: list[tuple[float, str, str, str]] = []
+    t = 1000.0
+    while t < WINDOW_S * 1000 - 1000:
+        events.append((t, "getfileinfo", "/apps", "null"))
+        events.append((t + 3, "listStatus", "/apps/incoming", "null"))
+        t += POLL_PERIOD_S * 1000 * rng.uniform(0.99, 1.01)
+    for batch in range(WINDOW_S // 120):
+        landed = 5000.0 + 120_000 * batch + float(rng.uniform(0, 1000))
+        events.append((landed, "create", f"/apps/incoming/batch-{batch:03d}", "null"))
+        events.append((landed + 60_000, "delete", f"/apps/incoming/batch-{batch:03d}", "null"))
+    for _ in range(60):
+        k = int(rng.integers(8))
+        events.append((float(rng.uniform(0, WINDOW_S * 1000)), "open", f"/warehouse/part-{k:05d}", "null"))
+    return events
+
+
+def test_a_poller_comes_out_periodic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(7)
+    trace = poller_trace(rng)
+    events = _fit_and_generate(_write(tmp_path / "poller.audit.log", trace), tmp_path, capsys)
+    listings = events.filter(pl.col("op") == int(OpCode.LIST_DIR))
+    assert listings.height > 0, "the schedule lists no directory"
+    # the poller's directory is the one listed most often
+    poller = listings.group_by("target").len().sort(["len", "target"], descending=[True, False])["target"][0]
+    times_s = listings.filter(pl.col("target") == poller).sort("time_us")["time_us"].to_numpy() / 1e6
+    gaps = np.diff(times_s)
+    expected = sum(1 for e in trace if e[1] == "listStatus")
+    assert len(gaps) >= 0.5 * expected, (len(gaps), expected)
+    q1, median, q3 = np.quantile(gaps, [0.25, 0.5, 0.75])
+    assert median == pytest.approx(POLL_PERIOD_S, rel=0.05)
+    # the trace's gaps lie within +-1 %: their IQR is ~0.1 s; exponential gaps of mean 10 s have ~11 s
+    assert q3 - q1 < 1.0, (q1, median, q3)
+
+
+def test_a_path_only_ever_listed_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a snapshot, a path the trace only lists (no child seen) is taken for a directory:
+    listings of it are directory listings in the schedule, not listStatus of a file."""
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(120):
+        events.append((10_000.0 * k + 1000, "listStatus", "/apps/queue", "null"))
+        events.append((10_000.0 * k + 5000, "open", f"/warehouse/part-{k % 8:05d}", "null"))
+    generated = _fit_and_generate(_write(tmp_path / "listed.audit.log", events), tmp_path, capsys)
+    listed_dirs = generated.filter(pl.col("op") == int(OpCode.LIST_DIR)).height
+    listed_files = generated.filter(pl.col("op") == int(OpCode.LIST_FILE)).height
+    assert listed_dirs > 0 and listed_files == 0, (listed_dirs, listed_files)
+
+
+def job_trace() -> list[tuple[float, str, str, str]]:
+    """A job per minute: mkdirs _temporary, 20 creates within 1 s, 20 renames out of it, delete of
+    _temporary (recursive); the job's files are deleted 30 s later."""
+    events: list[tuple[float, str, str, str]] = []
+    for job in range(int(WINDOW_S / JOB_PERIOD_S) - 1):
+        t = 2000.0 + job * JOB_PERIOD_S * 1000
+        base = f"/jobs/job-{job:03d}"
+        events.append((t, "mkdirs", f"{base}/_temporary", "null"))
+        for k in range(JOB_FILES):
+            events.append((t + 10 + 45 * k, "create", f"{base}/_temporary/part-{k:05d}", "null"))
+        for k in range(JOB_FILES):
+            src = f"{base}/_temporary/part-{k:05d}"
+            events.append((t + 1000 + 5 * k, "rename", src, f"{base}/part-{k:05d}"))
+        events.append((t + 1200, "delete", f"{base}/_temporary", "null"))
+        for k in range(JOB_FILES):
+            events.append((t + 30_000 + 5 * k, "delete", f"{base}/part-{k:05d}", "null"))
+    return events
+
+
+def _dispersion(times_s: np.ndarray, window_s: float) -> float:
+    """Variance over mean of the number of events per 1-second bin (1 for a Poisson stream)."""
+    counts = np.bincount(np.floor(times_s).astype(np.int64), minlength=int(window_s) + 1).astype(float)
+    return float(counts.var() / counts.mean())
+
+
+def test_job_bursts_stay_bursts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = job_trace()
+    events = _fit_and_generate(_write(tmp_path / "jobs.audit.log", trace), tmp_path, capsys)
+    creates = events.filter(pl.col("op") == int(OpCode.CREATE)).sort("time_us")
+    n_trace = sum(1 for e in trace if e[1] == "create")
+    assert creates.height >= 0.5 * n_trace, (creates.height, n_trace)
+    create_s = creates["time_us"].to_numpy() / 1e6
+    gaps = np.diff(create_s)
+    # the trace: 19 of every 20 create gaps are 45 ms; a Poisson stream at 1 create per 3 s has 28 % < 1 s
+    assert float(np.mean(gaps < 1.0)) > 0.7
+    trace_s = np.array(sorted(e[0] for e in trace if e[1] == "create")) / 1000.0
+    trace_dispersion = _dispersion(trace_s, WINDOW_S)
+    schedule_dispersion = _dispersion(create_s, max(WINDOW_S, float(create_s.max()) + 1))
+    assert trace_dispersion / 3 <= schedule_dispersion <= trace_dispersion * 3, (trace_dispersion, schedule_dispersion)
+
+    # every file keeps the order create -> rename -> delete (each of them at most once here)
+    order = {int(OpCode.CREATE): 0, int(OpCode.RENAME_FILE): 1, int(OpCode.DELETE): 2}
+    file_ops = events.filter(pl.col("op").is_in(list(order))).sort(["target", "time_us", "seq"])
+    per_file = file_ops.group_by("target", maintain_order=True).agg(pl.col("op"))
+    complete = 0
+    for ops in per_file["op"].to_list():
+        ranks = [order[int(op)] for op in ops]
+        assert ranks == sorted(ranks), ops
+        assert len(ranks) == len(set(ranks)), ops
+        complete += ranks == [0, 1, 2]
+    created = int((file_ops["op"] == int(OpCode.CREATE)).sum())
+    assert complete >= 0.8 * created, (complete, created)
+
+
+def test_a_concat_line_fits_and_generates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The NameNode logs concat's sources as one bracketed list (``src=[/a/x, /a/y]``, as the
+    ``mixed`` trace of ``bench/make_real_traces.py`` has it): not a path of the namespace, so it must
+    not become a directory at depth 0 that ``generate`` then refuses."""
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(40):
+        events.append((1000.0 * k, "create", f"/data/f{k:03d}", "null"))
+        events.append((1000.0 * k + 500, "open", f"/data/f{k:03d}", "null"))
+    events.append((50_000.0, "concat", "[/data/f001, /data/f002]", "/data/f000"))
+    log = _write(tmp_path / "concat.audit.log", events)
+    generated = _fit_and_generate(log, tmp_path, capsys)
+    assert generated.height > 0

@@ -1,7 +1,9 @@
 """Per-object features from a canonical event table (the paper's Table 1 quantities per object).
 
 Objects are files *and* directories (format 2). A path is a *directory* if a snapshot says so, if
-it was ``mkdirs``-ed, if it is an ancestor of any other path in the trace, or if it is the
+it was ``mkdirs``-ed, if it is an ancestor of any other path in the trace, if it is only ever
+listed (``listStatus``, ``contentSummary``) and never opened, created, appended, truncated,
+concatenated or re-replicated (and the snapshot does not list it as a file), or if it is the
 destination of a directory's rename; every other path is a file. Every allowed event with a path
 and a command belongs to one object. An object keeps its identity across renames: events on a
 rename's destination are attributed to the object of its source (chains followed in time order),
@@ -422,6 +424,12 @@ def build_view(
         time = ev.time if rows is None else ev.time[rows]
         op = ev.op if rows is None else ev.op[rows]
         pid = code_pid[ev.pcode] if rows is None else code_pid[ev.pcode[rows]]
+        listed_only = _listed_only(names, op, pid, n) & ~is_dir
+        if in_snapshot is not None:
+            listed_only &= ~in_snapshot[: listed_only.size]  # the snapshot knows it as a file
+        if listed_only.any():
+            is_dir |= listed_only
+            directories = pl.concat([directories, paths.filter(pl.Series(listed_only[:n]))]).unique().sort()
         ren = np.flatnonzero(op == names.op_index(RENAME))
         dst = ev.destinations(ren if rows is None else rows[ren])
         flagged = int(is_dir.sum())
@@ -444,6 +452,26 @@ def build_view(
                                                       snapshot, modelled_only, (parent_of, depths))
     return ObjectView(directories=directories, objects=objects, accesses=accesses, commands=names.op_names,
                       events=events_table, unmodelled=unmodelled)
+
+
+#: commands that only a file takes (a path with one of them is a file)
+FILE_ONLY_OPS = ("open", "create", "append", "truncate", "concat", "setReplication")
+#: commands that list (a path only ever listed, with no file-only command, is a directory)
+LISTING_OPS = ("listStatus", "contentSummary")
+
+
+def _listed_only(names: _Names, op: NDArray[np.unsignedinteger[Any]], pid: NDArray[np.int32], n: int) -> NDArray[np.bool_]:
+    """Per path id: listed (``LISTING_OPS``) and never the path of a file-only command. Without
+    a snapshot such a path is a directory: a client lists directories (a leaf directory the
+    trace never shows a child of would otherwise pass for a file)."""
+    def flagged(ops: tuple[str, ...]) -> NDArray[np.bool_]:
+        codes = [names.op_names.index(o) for o in ops if o in names.op_names]
+        out = np.zeros(max(n, 1), dtype=bool)
+        if codes:
+            out[pid[np.isin(op, codes)]] = True
+        return out
+
+    return flagged(LISTING_OPS) & ~flagged(FILE_ONLY_OPS)
 
 
 def _with_renamed_directories(directories: pl.Series, paths: pl.Series, is_dir: NDArray[np.bool_]) -> pl.Series:

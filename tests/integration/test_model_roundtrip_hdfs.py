@@ -18,6 +18,7 @@ Counts and shares only: nothing here depends on how fast the loaded machine runs
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -43,18 +44,21 @@ SHARE_TOLERANCE = 0.01
 
 
 def _cli(*args: str, timeout_s: float = 300.0) -> subprocess.CompletedProcess[str]:
-    """The CLI in a child process; past ``timeout_s`` it is interrupted (SIGINT: a run stops its own
-    workers and exits 130), then killed if it does not stop, and the test fails saying so."""
+    """The CLI in a child process (its own process group); past ``timeout_s`` the group is
+    interrupted (SIGINT: a run stops its own workers and exits 130), then killed if it does not
+    stop (workers included, none left behind), and the test fails saying so."""
     command = [sys.executable, "-m", "mimesisbench", *args]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as child:
         try:
             out, err = child.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            child.send_signal(signal.SIGINT)
+            os.killpg(child.pid, signal.SIGINT)
             try:
                 out, err = child.communicate(timeout=60.0)
             except subprocess.TimeoutExpired:
-                child.kill()
+                os.killpg(child.pid, signal.SIGKILL)
                 out, err = child.communicate()
             pytest.fail(f"`mimesisbench {args[0]}` did not finish within {timeout_s:.0f} s: {err.strip()[-2000:]}")
     return subprocess.CompletedProcess(command, child.returncode, out, err)

@@ -18,6 +18,8 @@ Counts and shares only: nothing here depends on how fast the loaded machine runs
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -41,10 +43,25 @@ BURST_PERIOD_S = 5.0
 SHARE_TOLERANCE = 0.01
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mimesisbench", *args], capture_output=True, text=True, timeout=600, check=False
-    )
+def _cli(*args: str, timeout_s: float = 300.0) -> subprocess.CompletedProcess[str]:
+    """The CLI in a child process (its own process group); past ``timeout_s`` the group is
+    interrupted (SIGINT: a run stops its own workers and exits 130), then killed if it does not
+    stop (workers included, none left behind), and the test fails saying so."""
+    command = [sys.executable, "-m", "mimesisbench", *args]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as child:
+        try:
+            out, err = child.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGINT)
+            try:
+                out, err = child.communicate(timeout=60.0)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                out, err = child.communicate()
+            pytest.fail(f"`mimesisbench {args[0]}` did not finish within {timeout_s:.0f} s: {err.strip()[-2000:]}")
+    return subprocess.CompletedProcess(command, child.returncode, out, err)
 
 
 def _audit(path: Path, start_ms: int, end_ms: int | None, prefix: str) -> pl.DataFrame:
@@ -212,8 +229,9 @@ def roundtrip(local_hdfs, driven) -> dict[str, Any]:
     schedule = work / "schedule"
     done = _cli("generate", str(profile), "--seed", "1", "-o", str(schedule))
     assert done.returncode == 0, done.stderr
+    # a 20 s window: phase 1 and the replay take well under the timeout even on a loaded machine
     done = _cli("run", str(schedule), "--backend", f"{local_hdfs.url}{REPLAY}", "--max-drift", "off",
-                "--jmx", "off", "--output", str(work / "runs"), "-q")  # fmt: skip
+                "--jmx", "off", "--output", str(work / "runs"), "-q", timeout_s=240.0)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir = next((work / "runs").iterdir())
     barrier_ms = json.loads((run_dir / "manifest.json").read_text())["start_barrier_wall_ns"] // 1_000_000

@@ -331,3 +331,44 @@ def test_validate_profile_reports_command_shares_and_directory_types(tmp_path: P
     assert set(jobs["commands"]) == {"listStatus", "getfileinfo", "rename"}
     for cmd, row in jobs["commands"].items():
         assert abs(row["schedule_share"] - row["profile_share"]) < 0.2, cmd
+
+
+def _lister(type_id: int, pre: int, gap_ms: Distribution, accesses: float) -> FileType:
+    """A stable directory type: ``pre`` directories, each listed ``accesses`` times, ``gap_ms`` apart."""
+    return FileType(
+        id=type_id,
+        kind="directory",
+        weight=0.0,
+        pre_existing=pre,
+        activation_delay=Distribution(values=[0.0, 1000.0], weights=[0.0, 1.0]),
+        active_span=_near(WINDOW_MS),
+        access_interarrival=gap_ms,
+        observed={"popularity": Distribution(values=[accesses], weights=[1.0])},
+        commands=CommandChain(commands=["listStatus"], share=[1.0], first=[1.0], next=[[1.0]]),
+    )
+
+
+def test_stable_directory_types_get_distinct_directories() -> None:
+    """Two stable directory types' objects (3 + 20 of the tree's 31 directories) never share one:
+    a directory listed by two types would merge two objects into one."""
+    base = v2_profile()
+    types = [base.types[0], base.types[1], _lister(4, 20, _near(10_000.0), 5.0), base.types[2]]
+    s = generate_schedule(v2_profile(types=types), GenerateOptions(), seed=8)
+    targets = {t: set(s.target[(s.etype == t) & (s.op == OpCode.LIST_DIR)].tolist()) for t in (2, 4)}
+    assert len(targets[2]) == 3 and len(targets[4]) == 20
+    assert not targets[2] & targets[4]
+
+
+def test_a_chain_types_counted_accesses_stay_in_the_window() -> None:
+    """Directories listed 30 times at 3.2-4.8 s (29 gaps: 116 s on average, +-2.5 s) in a 120 s
+    window, as a poller seen for the whole window: each keeps its 30 listings (the stream starts
+    earlier or is squeezed by at most 5 %), none is cut by the window's end."""
+    base = v2_profile()
+    gaps = Distribution(values=[3200.0, 4800.0], weights=[0.0, 1.0])
+    types = [base.types[0], _lister(2, 25, gaps, 30.0), base.types[2]]
+    s = generate_schedule(v2_profile(types=types), GenerateOptions(), seed=9)
+    sel = (s.etype == 2) & (s.op == OpCode.LIST_DIR)
+    per_dir = np.unique(s.target[sel], return_counts=True)[1]
+    assert per_dir.size == 25
+    assert (per_dir == 30).all(), per_dir
+    assert int(s.time_us[sel].max()) < WINDOW_MS * 1000

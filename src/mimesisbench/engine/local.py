@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing as mp
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -138,7 +140,13 @@ def _process_main(conn: Connection, factory: JobFactory[SpecT], spec: SpecT) -> 
         send(("progress", progress))
 
     result = worker.run(state.start_wall_ns, stop, on_progress=on_progress)
-    send(("done", result))
+    if send(("done", result)):
+        # everything is written and reported: end now, without the interpreter's finalisation,
+        # where a native client's runtime (hdfs-native's) was seen to block on a futex for good
+        # and hold the coordinator, which joins its workers, with it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 class LocalEngine(Generic[SpecT]):
@@ -274,6 +282,9 @@ class LocalEngine(Generic[SpecT]):
             proc.join(timeout=2.0)
             if proc.is_alive():
                 proc.terminate()
+                proc.join(timeout=2.0)
+            if proc.is_alive():  # SIGTERM is the worker's stop signal: a stuck one is killed
+                proc.kill()
                 proc.join(timeout=2.0)
         for conn in self._conns.values():
             conn.close()

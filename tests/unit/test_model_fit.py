@@ -13,17 +13,25 @@ from mimesisbench.model.objects import access_interarrivals, build_view, object_
 T0 = 1_000_000
 
 
-def _events(rows: list[tuple[int, str, str, str | None]]) -> pl.DataFrame:
+#: an event of a hand-written trace: (ms after t0, cmd, path or None, dst or None)
+Row = tuple[int, str, str | None, str | None]
+EVENT_SCHEMA = {"time_ms": pl.Int64, "op": pl.String, "path": pl.String, "dst": pl.String, "user": pl.String,
+                "allowed": pl.Boolean}
+
+
+def events_table(rows: list[Row], t0: int = T0) -> pl.DataFrame:
+    """The event table of ``rows`` (allowed events of one user, in time order)."""
     rows = sorted(rows, key=lambda r: r[0])
     return pl.DataFrame(
         {
-            "time_ms": [T0 + r[0] for r in rows],
+            "time_ms": [t0 + r[0] for r in rows],
             "op": [r[1] for r in rows],
             "path": [r[2] for r in rows],
             "dst": [r[3] for r in rows],
             "user": ["alice"] * len(rows),
             "allowed": [True] * len(rows),
-        }
+        },
+        schema=EVENT_SCHEMA,
     )
 
 
@@ -46,7 +54,7 @@ def two_type_trace() -> pl.DataFrame:
         rows.append((200, "open", path, None))
         rows.append((5200, "open", path, None))
     rows.append((7000, "listStatus", "/data/a", None))
-    return _events(rows)
+    return events_table(rows)
 
 
 def test_object_table_has_known_features() -> None:
@@ -83,7 +91,7 @@ def test_directories_come_from_ancestors_and_mkdirs() -> None:
 
 
 def test_renamed_file_keeps_its_identity() -> None:
-    events = _events(
+    events = events_table(
         [
             (0, "create", "/out/_temporary/0/part-0", None),
             (5, "rename", "/out/_temporary/0/part-0", "/out/part-0"),
@@ -202,7 +210,7 @@ def test_restricting_to_a_subtree_keeps_only_its_events_and_snapshot_entries() -
 
 
 def test_paths_spelled_with_a_trailing_slash_and_destinations_only_seen_in_renames() -> None:
-    events = _events(
+    events = events_table(
         [
             (0, "create", "/d/tmp/a", None),
             (1, "open", "/d/x/", None),
@@ -272,7 +280,7 @@ def test_null_operations_are_left_out() -> None:
 
 
 def test_an_operation_seen_only_in_denied_events_does_not_crash_the_fit() -> None:
-    events = _events([(0, "open", "/a/f", None), (1, "create", "/a/g", None), (2, "delete", "/a/g", None)])
+    events = events_table([(0, "open", "/a/f", None), (1, "create", "/a/g", None), (2, "delete", "/a/g", None)])
     events = events.with_columns(allowed=pl.Series([True, True, False]))
     profile = fit_profile(events, None, FitConfig(types=2))
     assert profile.op_mix.observed_counts == {"open": 1, "create": 1}

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from test_model_fit import Row, events_table
 
 from mimesisbench.model.fit import NOT_MODELLED_PREFIX, FitConfig, fit_profile
 from mimesisbench.model.objects import build_view
@@ -17,23 +18,9 @@ from mimesisbench.synth.coverage import coverage_of_profile
 
 T0 = 5_000_000
 
-Row = tuple[int, str, str | None, str | None]
-
 
 def _events(rows: list[Row]) -> pl.DataFrame:
-    rows = sorted(rows, key=lambda r: r[0])
-    return pl.DataFrame(
-        {
-            "time_ms": [T0 + r[0] for r in rows],
-            "op": [r[1] for r in rows],
-            "path": [r[2] for r in rows],
-            "dst": [r[3] for r in rows],
-            "user": ["u"] * len(rows),
-            "allowed": [True] * len(rows),
-        },
-        schema={"time_ms": pl.Int64, "op": pl.String, "path": pl.String, "dst": pl.String, "user": pl.String,
-                "allowed": pl.Boolean},
-    )
+    return events_table(rows, T0)
 
 
 def readers_and_poller() -> pl.DataFrame:

@@ -68,31 +68,19 @@ class _Model:
         if gen != dir_gen[target]:
             return f"generation {gen}, but the directory is at generation {dir_gen[target]}"
         parent = dir_path[self.dir_parent[target]] if target else ""
-        if op == OpCode.MKDIRS_EXISTING:
-            if target and parent not in live_dirs:
-                return f"parent {parent} does not exist"
-            if path not in live_dirs:
-                live_dirs.add(path)
-                children[parent] = children.get(parent, 0) + 1
-        elif op == OpCode.DELETE_DIR:
-            if path not in live_dirs:
-                return f"directory {path} does not exist"
-            self._remove_tree(path)
-            children[parent] -= 1
-        elif op != OpCode.MKDIRS and op != OpCode.RENAME_DIR:
-            if path not in live_dirs:
-                return f"directory {path} does not exist"
-        elif op == OpCode.MKDIRS:
-            parent = dir_path[self.dir_parent[target]]
+        if op == OpCode.MKDIRS:
             if self.dir_pre[target]:
                 return "mkdirs of a pre-existing directory"
             if parent not in live_dirs:
                 return f"parent {parent} does not exist"
             if path in live_dirs:
                 return f"directory {path} exists already"
-            live_dirs.add(path)
-            children[parent] = children.get(parent, 0) + 1
-        else:  # RENAME_DIR
+            self._add(live_dirs, path, parent)
+        elif op == OpCode.MKDIRS_EXISTING:
+            if target and parent not in live_dirs:
+                return f"parent {parent} does not exist"
+            self._add(live_dirs, path, parent)
+        elif op == OpCode.RENAME_DIR:
             new = dir_rename_name(dir_path[target], gen + 1)
             if path not in live_dirs:
                 return f"directory {path} does not exist"
@@ -103,7 +91,19 @@ class _Model:
             live_dirs.discard(path)
             live_dirs.add(new)
             dir_gen[target] += 1
+        elif path not in live_dirs:  # DELETE_DIR and every access need the directory
+            return f"directory {path} does not exist"
+        elif op == OpCode.DELETE_DIR:
+            self._remove_tree(path)
+            children[parent] -= 1
         return None
+
+    def _add(self, live: set[str], path: str, parent: str) -> None:
+        """``path`` (a directory in ``live_dirs`` or a file in ``live_files``) exists now, one more
+        entry of ``parent``; nothing changes when it existed already."""
+        if path not in live:
+            live.add(path)
+            self.children[parent] = self.children.get(parent, 0) + 1
 
     def _remove_tree(self, path: str) -> None:
         """A recursive delete: the directory, its subdirectories and their files."""
@@ -129,14 +129,11 @@ class _Model:
                 return f"directory {parent} does not exist"
             if path in live_files:
                 return f"file {path} exists already"
-            live_files.add(path)
-            children[parent] = children.get(parent, 0) + 1
+            self._add(live_files, path, parent)
         elif op == OpCode.CREATE_OVERWRITE:
             if parent not in self.live_dirs:
                 return f"directory {parent} does not exist"
-            if path not in live_files:
-                live_files.add(path)
-                children[parent] = children.get(parent, 0) + 1
+            self._add(live_files, path, parent)
         elif op == OpCode.DELETE:
             if path not in live_files:
                 return f"file {path} does not exist"

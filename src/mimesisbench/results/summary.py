@@ -75,11 +75,9 @@ def summarize_record(
         active_ms = 0.0
     active_s = active_ms / 1000.0 if active_ms > 0 else None
     overall = _stats(samples, active_s)
-    operations = {}
-    for label in OP_LABELS:
-        group = samples.filter(pl.col("op") == label)
-        if group.height:
-            operations[label] = _stats(group, active_s)
+    # one partition of the samples, not a scan per operation (format 2 has 40 of them)
+    by_op = {str(key[0]): group for key, group in samples.partition_by("op", as_dict=True).items()} if n else {}
+    operations = {label: _stats(by_op[label], active_s) for label in OP_LABELS if label in by_op}
     types = {}
     for type_id in sorted(samples["type"].unique().to_list()):
         types[str(type_id)] = _stats(samples.filter(pl.col("type") == type_id), active_s)

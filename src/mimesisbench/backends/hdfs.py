@@ -590,12 +590,16 @@ class HdfsBackend(Backend):
 
     # ------------------------------------------------------------------ operations (async)
 
-    async def aio_create(self, path: str) -> None:
+    async def _awrite_nothing(self, open_writer: Any, *args: Any) -> None:
+        """Open a writer (``create`` or ``append``) and close it without data."""
         try:
-            writer = await self._aclient.create(path, self._wopts)
+            writer = await open_writer(*args)
             await writer.close()
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
+
+    async def aio_create(self, path: str) -> None:
+        await self._awrite_nothing(self._aclient.create, path, self._wopts)
 
     async def aio_open(self, path: str) -> None:
         try:
@@ -703,18 +707,10 @@ class HdfsBackend(Backend):
             raise _not_found(path)
 
     async def aio_append(self, path: str) -> None:
-        try:
-            writer = await self._aclient.append(path)
-            await writer.close()
-        except Exception as exc:  # noqa: BLE001
-            self._fail(exc)
+        await self._awrite_nothing(self._aclient.append, path)
 
     async def aio_create_overwrite(self, path: str) -> None:
-        try:
-            writer = await self._aclient.create(path, self._overwrite)
-            await writer.close()
-        except Exception as exc:  # noqa: BLE001
-            self._fail(exc)
+        await self._awrite_nothing(self._aclient.create, path, self._overwrite)
 
     async def aio_mkdirs_existing(self, path: str) -> None:
         await self._acall(self._aclient.mkdirs, path, DIR_MODE, False)

@@ -182,23 +182,18 @@ AUDIT_CMD: Mapping[OpCode, str] = MappingProxyType(
 MODELLED_CMDS: frozenset[str] = frozenset(AUDIT_CMD.values())
 
 
-def opcode_for(cmd: str, target: str, *, first: bool = False, last: bool = False) -> OpCode | None:
-    """The operation that performs audit ``cmd`` on a ``target`` ("file" or "directory"), None
-    when a schedule cannot hold it. ``first``: the event that makes the object (``create`` ->
-    CREATE, ``mkdirs`` -> MKDIRS; later ones are CREATE_OVERWRITE and MKDIRS_EXISTING);
-    ``last``: the event that removes it (``delete`` of a directory is DELETE_DIR either way)."""
-    del last  # a delete is DELETE (file) or DELETE_DIR (directory) wherever it stands
-    if cmd == "create" and target == "file":
-        return OpCode.CREATE if first else OpCode.CREATE_OVERWRITE
-    if cmd == "mkdirs" and target == "directory":
-        return OpCode.MKDIRS if first else OpCode.MKDIRS_EXISTING
+def opcode_for(cmd: str, target: str) -> OpCode | None:
+    """The operation that performs audit ``cmd`` as an *access* of a ``target`` ("file" or
+    "directory"): a ``create`` is CREATE_OVERWRITE and a ``mkdirs`` MKDIRS_EXISTING (the event that
+    made the object is CREATE or MKDIRS, placed by the generator itself); a ``delete`` is DELETE
+    or DELETE_DIR wherever it stands. None when a schedule cannot hold the command."""
     return _BY_CMD.get((cmd, target))
 
 
 def _by_cmd() -> dict[tuple[str, str], OpCode]:
     out: dict[tuple[str, str], OpCode] = {}
     for op, c in COMMANDS.items():
-        if c.audit_cmd is not None and op not in (OpCode.CREATE_OVERWRITE, OpCode.MKDIRS_EXISTING):
+        if c.audit_cmd is not None and op not in (OpCode.CREATE, OpCode.MKDIRS):
             out.setdefault((c.audit_cmd, c.target), op)
     return out
 

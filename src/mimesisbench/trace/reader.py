@@ -92,11 +92,10 @@ def concat_on_target(events: pl.DataFrame) -> pl.DataFrame:
     """``concat`` events whose ``src`` is a bracketed list of sources (as the NameNode audits
     them) become events on their target (``dst``): the path is the concatenated-into file, the
     one object the command accesses (the sources are merged into it and leave no other line)."""
-    op = events.get_column("op")
-    names = op.drop_nulls().unique().cast(pl.String)
-    if CONCAT not in names.to_list():
+    is_concat = pl.col("op") == CONCAT  # a Categorical compares with the literal's code: no string per row
+    if not events.select(is_concat.any()).item():
         return events
-    listed = (pl.col("op").cast(pl.String) == CONCAT) & pl.col("path").cast(pl.String).str.starts_with("[")
+    listed = is_concat & pl.col("path").cast(pl.String).str.starts_with("[")
     if not events.select(listed.any()).item():
         return events
     dtype = events.schema["path"]

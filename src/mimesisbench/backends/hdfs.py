@@ -267,6 +267,7 @@ class HdfsBackend(Backend):
         self._client: Any = None
         self._aclient: Any = None
         self._pool: ThreadPoolExecutor | None = None
+        self._retired: list[Any] = []  # closed clients, never dropped while the process runs (close)
         self._strict_mkdirs = self.parts.mkdirs_mode == "strict"
         self._owner: tuple[str, str] | None = None  # the base's (owner, group), read by connect
         self._replication: int | None = None  # what the client creates files with
@@ -365,9 +366,18 @@ class HdfsBackend(Backend):
             self._replication = None
 
     def close(self) -> None:
+        """Stop the listing pool and retire the clients without dropping them.
+
+        hdfs-native shuts its tokio runtime down in the client's destructor while holding the GIL;
+        a runtime thread completing an asyncio future (``call_soon_threadsafe``) then waits for the
+        GIL for good. Seen: every worker of a run hung here, and the run with them. The clients are
+        kept (``_retired``) until this object goes; a worker process ends with ``os._exit``, which
+        runs no destructor.
+        """
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        self._retired.extend(c for c in (self._client, self._aclient) if c is not None)
         self._client = None
         self._aclient = None
 

@@ -199,3 +199,14 @@ def test_files_made_late_keep_the_accesses_the_window_left_them(tmp_path: Path, 
     accesses = generated.filter(pl.col("op").is_in([int(OpCode.GETFILEINFO), int(OpCode.OPEN)])).height
     n_trace = sum(1 for e in events if e[1] != "create")
     assert accesses >= 0.93 * n_trace, (accesses, n_trace)
+
+
+def test_a_fitted_type_keeps_the_creations_its_window_saw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The job trace's 20 creations a minute fill the window, so the C_j draws of a type sum to
+    about the window: cut at the window's end, about every other draw would lose its last bursts.
+    A fitted profile's creation count is what the window saw, and the schedule keeps it."""
+    trace = job_trace()
+    events = _fit_and_generate(_write(tmp_path / "jobs.audit.log", trace), tmp_path, capsys)
+    n_trace = sum(1 for e in trace if e[1] == "create")
+    creates = events.filter(pl.col("op") == int(OpCode.CREATE)).height
+    assert abs(creates - n_trace) <= 0.02 * n_trace, (creates, n_trace)

@@ -86,7 +86,7 @@ def directory_objects(
     layouts: list[tuple[FileType, I64, int, TypeEvents]] = []
     for t in types:
         rng = type_rngs[t.id]
-        made = creation_times(t, int(round(t.weight * created_directories)), window_us, rng)
+        made = creation_times(t, int(round(t.weight * created_directories)), window_us, rng, keep_count=True)
         origin = np.concatenate([np.zeros(t.pre_existing, dtype=np.int64), made])
         ev = type_events(t, origin, made.size, 0, window_us, rng, np.int64, balance)
         layouts.append((t, made, t.pre_existing, ev))

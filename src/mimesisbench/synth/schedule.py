@@ -170,9 +170,11 @@ def generate_schedule(
     pre_dirs = ns.size
     type_rngs = {t.id: _rng(seed, 2, t.id) for t in eff.types}
     file_types = eff.file_types
+    fitted = eff.source.kind == "fitted"  # n_j is what the window saw (``creation_times``)
 
     created = [
-        creation_times(t, int(round(t.weight * eff.total_creates)), window_us, type_rngs[t.id]) for t in file_types
+        creation_times(t, int(round(t.weight * eff.total_creates)), window_us, type_rngs[t.id], keep_count=fitted)
+        for t in file_types
     ]
     sizes = np.array([t.pre_existing + c.size for t, c in zip(file_types, created)], dtype=np.int64)
     firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)

@@ -38,6 +38,8 @@ FEATURES = (
 )
 #: directories' own features, after ``FEATURES``
 DIRECTORY_FEATURES = ("listing_share", "log_children_created")
+#: the object table's columns that ``feature_matrix`` reads
+FEATURE_COLUMNS = ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms", "accesses", "lists", "children_created")
 
 
 def feature_matrix(

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from mimesisbench import __version__
 from mimesisbench.errors import ConfigError, TraceError
-from mimesisbench.model.clustering import Clustering, cluster_objects, feature_matrix
+from mimesisbench.model.clustering import FEATURE_COLUMNS, Clustering, cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
 from mimesisbench.model.objects import ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
@@ -109,12 +109,32 @@ class FittedObjects:
         return out
 
     @cached_property
+    def _access_runs(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Per object row, the first access row of its object and the row after its last (the
+        access table is grouped by object, ascending)."""
+        obj_ids = self.objects["obj"].to_numpy()
+        return np.searchsorted(self.acc_obj, obj_ids, "left"), np.searchsorted(self.acc_obj, obj_ids, "right")
+
+    def access_rows(self, rows: NDArray[np.intp]) -> NDArray[np.signedinteger]:
+        """The access rows of the objects of ``rows`` (object rows, ascending), in the table's
+        order: each object's run of accesses, one after the other."""
+        lo, hi = self._access_runs
+        starts, lengths = lo[rows], hi[rows] - lo[rows]
+        total = int(lengths.sum())
+        dtype = np.int32 if self.acc_obj.size < 2**31 else np.int64
+        # each row's offset from its run's start, plus the start: a run at a time without a loop
+        shift = (starts - (np.cumsum(lengths) - lengths)).astype(dtype)
+        return np.arange(total, dtype=dtype) + np.repeat(shift, lengths)
+
+    @cached_property
     def top_commands(self) -> dict[str, list[int]]:
         """Per kind, its most frequent access commands (indices into ``view.commands``), at most
         ``TOP_COMMANDS``, most frequent first."""
         n_cmds = len(self.view.commands)
-        on_dir = self._obj_is_dir[self.acc_obj]
-        per_kind = np.bincount(self.acc_cmd.astype(np.int64) * 2 + on_dir, minlength=2 * n_cmds).reshape(n_cmds, 2)
+        per_kind = np.zeros((n_cmds, 2), dtype=np.int64)
+        for at in _chunks(self.acc_cmd.size):  # a chunk's keys at a time, not 8 bytes per access at once
+            keys = self.acc_cmd[at].astype(np.int64) * 2 + self._obj_is_dir[self.acc_obj[at]]
+            per_kind += np.bincount(keys, minlength=2 * n_cmds).reshape(n_cmds, 2)
 
         def top(col: int) -> list[int]:
             counts = per_kind[:, col]
@@ -132,11 +152,8 @@ class FittedObjects:
         n_cmds = len(self.view.commands)
         slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
         slot[union] = np.arange(len(union))
-        width = len(union) + 1
-        n = self._obj_is_dir.size
-        counts = np.bincount(self.acc_obj.astype(np.int64) * width + slot[self.acc_cmd], minlength=n * width)
-        counts = counts.reshape(n, width)
-        columns = self.objects.select(pl.exclude("path"))  # the paths' texts are not features
+        counts = _slot_counts(self.acc_obj, self.acc_cmd, slot, len(union) + 1, self._obj_is_dir.size)
+        columns = self.objects.select("obj", *FEATURE_COLUMNS)  # a kind's rows are copied: only what is read
         out: dict[str, NDArray[np.float64]] = {}
         for kind in KINDS:
             rows = self.rows(kind)
@@ -148,6 +165,31 @@ class FittedObjects:
             shares = [counts[obj_ids, union.index(c)] / accesses for c in tops[kind]]
             out[kind] = feature_matrix(objects, self.t0, self.window_ms, kind=kind, command_shares=shares)
         return out
+
+
+#: access rows whose keys are made at a time when counting (a few bytes of temporaries per row of
+#: one chunk, not per access of the trace)
+COUNT_ROWS = 1 << 20
+
+
+def _chunks(n: int) -> list[slice]:
+    """``n`` rows as consecutive slices of at most ``COUNT_ROWS``."""
+    return [slice(i, min(i + COUNT_ROWS, n)) for i in range(0, n, COUNT_ROWS)]
+
+
+def _slot_counts(obj: NDArray[np.int32], cmd: NDArray[np.integer], slot: NDArray[np.int64], width: int,
+                 n: int) -> NDArray[np.int32]:
+    """``counts[o, s]``: the accesses of object ``o`` (ids below ``n``) whose command is in slot
+    ``s`` (``slot[cmd]``, below ``width``). Counted a chunk of rows at a time, each over the range
+    of objects it holds (one range per chunk of an access table, which is grouped by object)."""
+    counts = np.zeros((n, width), dtype=np.int32 if obj.size < 2**31 else np.int64)
+    flat = counts.reshape(-1)
+    for at in _chunks(obj.size):
+        part = obj[at]
+        lo, hi = int(part.min()), int(part.max())
+        keys = (part - lo).astype(np.int64) * width + slot[cmd[at]]
+        flat[lo * width : (hi + 1) * width] += np.bincount(keys, minlength=(hi - lo + 1) * width).astype(counts.dtype)
+    return counts
 
 
 @dataclass(frozen=True)
@@ -409,11 +451,7 @@ def fit_types(fo: FittedObjects, labels: NDArray[np.int16], config: FitConfig) -
     k = int(labels.max(initial=0))
     if k == 0:
         return []
-    obj_ids = fo.objects["obj"].to_numpy()
-    type_of_obj = np.zeros(int(obj_ids.max()) + 1, dtype=np.int16)
-    type_of_obj[obj_ids] = labels
     obj_order, obj_bounds = _groups(labels, k)
-    acc_order, acc_bounds = _groups(type_of_obj[fo.acc_obj], k)
     cols = fo.columns
     n_created = {kind: int((cols.has_created & (fo.is_dir == (kind == "directory"))).sum()) for kind in KINDS}
 
@@ -422,8 +460,9 @@ def fit_types(fo: FittedObjects, labels: NDArray[np.int16], config: FitConfig) -
         if rows.size == 0:
             return None
         kind = "directory" if fo.is_dir[rows[0]] else "file"
-        at = acc_order[acc_bounds[type_id - 1] : acc_bounds[type_id]]
+        at = fo.access_rows(rows)
         acc = _Accesses(obj=fo.acc_obj[at], time=fo.acc_time[at], cmd=fo.acc_cmd[at])
+        del at
         return _fit_type(type_id, kind, cols, rows, acc, fo.t0, n_created[kind], config.points, fo.view.commands)
 
     # the types are independent and their sorts release the GIL: two threads use both cores

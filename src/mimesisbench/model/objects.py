@@ -445,8 +445,10 @@ def build_view(
             touched = np.zeros(max(n, 1), dtype=bool)
             touched[pid] = True
         del pid
-        events_table = pl.DataFrame({"time_ms": time if event_tables else time[:0],
-                                     "obj": obj if event_tables else obj[:0],
+        # without the event table: fresh empty columns (a ``[:0]`` view would keep the whole
+        # array alive through the table, which holds numpy's buffer)
+        events_table = pl.DataFrame({"time_ms": time if event_tables else np.empty(0, dtype=time.dtype),
+                                     "obj": obj if event_tables else np.empty(0, dtype=obj.dtype),
                                      "op": names.op_series(op if event_tables else op[:0])})
         objects, accesses, unmodelled = _object_table(names, time, op, obj, is_dir, in_snapshot, touched, (root, last),
                                                       snapshot, modelled_only, (parent_of, depths))

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from mimesisbench import __version__
 from mimesisbench.errors import ConfigError, TraceError
-from mimesisbench.model.clustering import FEATURE_COLUMNS, Clustering, cluster_objects, feature_matrix
+from mimesisbench.model.clustering import Clustering, cluster_objects, feature_matrix
 from mimesisbench.model.namespace_shape import fit_namespace
 from mimesisbench.model.objects import ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
@@ -153,17 +153,22 @@ class FittedObjects:
         slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
         slot[union] = np.arange(len(union))
         counts = _slot_counts(self.acc_obj, self.acc_cmd, slot, len(union) + 1, self._obj_is_dir.size)
-        columns = self.objects.select("obj", *FEATURE_COLUMNS)  # a kind's rows are copied: only what is read
+        obj_ids = self.objects["obj"].to_numpy()
+        accesses = self.objects["accesses"].to_numpy()
         out: dict[str, NDArray[np.float64]] = {}
         for kind in KINDS:
             rows = self.rows(kind)
             if rows.size == 0:
                 continue
-            objects = columns[rows]
-            obj_ids = objects["obj"].to_numpy()
-            accesses = np.maximum(objects["accesses"].to_numpy(), 1).astype(np.float64)
-            shares = [counts[obj_ids, union.index(c)] / accesses for c in tops[kind]]
-            out[kind] = feature_matrix(objects, self.t0, self.window_ms, kind=kind, command_shares=shares)
+            matrix = feature_matrix(self.objects, self.t0, self.window_ms, kind=kind, rows=rows,
+                                    extra_columns=len(tops[kind]))
+            # the shares of the kind's top commands in each object's accesses, a column at a time
+            first = matrix.shape[1] - len(tops[kind])
+            kind_accesses = np.maximum(accesses[rows], 1).astype(np.float64)
+            kind_ids = obj_ids[rows]
+            for j, c in enumerate(tops[kind]):
+                matrix[:, first + j] = counts[kind_ids, union.index(c)] / kind_accesses
+            out[kind] = matrix
         return out
 
 
@@ -249,7 +254,7 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
         # the fit reads objects and accesses only; accesses a schedule cannot hold are left out
-        view = build_view(events, snapshot, event_tables=False, modelled_only=True)
+        view = build_view(events, snapshot, event_tables=False, modelled_only=True, object_paths=False)
         counted = op_counts.result()
     pathless_counts: dict[str, int] = {}
     pathless: list[PathlessCommand] = []
@@ -327,36 +332,53 @@ def _dist(values: np.ndarray, points: int) -> Distribution | None:
     return Distribution.from_samples(values, points) if values.size else None
 
 
-def _command_chain(obj: NDArray[np.int32], time: NDArray[np.int64], cmd: NDArray[np.integer],
-                   names: tuple[str, ...], points: int) -> CommandChain | None:
+def _bincount(values: NDArray[np.integer], minlength: int) -> NDArray[np.int64]:
+    """``np.bincount`` of non-negative ``values`` below ``minlength``, a chunk at a time (numpy
+    counts from an intp copy of its input: 8 bytes per value of a chunk, not of all)."""
+    out = np.zeros(minlength, dtype=np.int64)
+    for at in _chunks(values.size):
+        out += np.bincount(values[at], minlength=minlength)
+    return out
+
+
+def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArray[np.integer],
+                   names: tuple[str, ...], points: int, gaps: NDArray[np.integer] | None = None) -> CommandChain | None:
     """The first-order Markov chain of a type's accesses (grouped by object, time order within
-    one), with a gap law per transition seen ``MIN_TRANSITION_GAPS`` times or more."""
+    one), with a gap law per transition seen ``MIN_TRANSITION_GAPS`` times or more. ``gaps``: the
+    accesses' gaps within an object (``_Accesses.gaps``), when the caller has them already."""
     if cmd.size == 0:
         return None
-    counts = np.bincount(cmd, minlength=len(names))
+    counts = _bincount(cmd, len(names))
     present = np.flatnonzero(counts)
     # most frequent first; ties by name (``names`` are sorted, so by index)
     ranked = present[np.lexsort((present, -counts[present]))][:MAX_COMMANDS]
     m = ranked.size
-    local = np.full(len(names), -1, dtype=np.int64)
+    # local command ids as narrow as a transition's key (m * m) allows: 16 bits for 64 commands
+    narrow = np.int16 if m * m < 2**15 else np.int32
+    local = np.full(len(names), -1, dtype=narrow)
     local[ranked] = np.arange(m)
     lc = local[cmd]
     if (lc < 0).any():  # more commands than a chain holds: the rarest are left out
         keep = lc >= 0
         obj, time, lc = obj[keep], time[keep], lc[keep]
-    share = np.bincount(lc, minlength=m) / lc.size
+        gaps = None  # the gaps of the accesses kept differ
+    share = _bincount(lc, m) / lc.size
     starts = np.concatenate(([True], obj[1:] != obj[:-1]))
     first = np.bincount(lc[starts], minlength=m) / int(starts.sum())
     same = ~starts[1:]
-    key = lc[:-1][same] * m + lc[1:][same]
-    gaps = np.diff(time)[same]
-    pairs = np.bincount(key, minlength=m * m).reshape(m, m)
+    del starts
+    key = lc[:-1][same] * narrow(m) + lc[1:][same]
+    del lc
+    if gaps is None:
+        gaps = np.diff(time)[same]
+    del same
+    pairs = _bincount(key, m * m).reshape(m, m)
     followed = pairs.sum(axis=1)
     nxt = np.where(followed[:, None] > 0, pairs / np.maximum(followed, 1)[:, None], share[None, :])
     laws: dict[str, Distribution] = {}
     frequent = np.flatnonzero(pairs.ravel() >= MIN_TRANSITION_GAPS)
     if frequent.size:
-        order = np.argsort(key.astype(np.int16), kind="stable")  # m * m < 2**15: a radix sort
+        order = np.argsort(key, kind="stable")  # a radix sort of 16-bit keys
         bounds = np.searchsorted(key[order], np.stack([frequent, frequent + 1]))
         for t, lo, hi in zip(frequent.tolist(), bounds[0].tolist(), bounds[1].tolist()):
             a, b = names[ranked[t // m]], names[ranked[t % m]]
@@ -423,7 +445,7 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
         open_share=opens / accesses if accesses else 1.0,
         accessed_share=n_accessed / objects if objects else 0.0,
         observed=observed,
-        commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points),
+        commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points, gaps),
         new_dir_share=new_dir,
     )
 

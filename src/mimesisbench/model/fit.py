@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
 from typing import cast
@@ -83,7 +83,7 @@ class FittedObjects:
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
     acc_obj: NDArray[np.int32]  # the access table as numpy (sorted by object, then time)
-    acc_time: NDArray[np.int64]
+    acc_time: NDArray[np.signedinteger]  # ms since t0 (int32 for a window under 2**31 ms: see _relative_times)
     acc_cmd: NDArray[np.integer]  # index into ``view.commands``
     pathless: list[PathlessCommand] = field(default_factory=list)
     pathless_counts: dict[str, int] = field(default_factory=dict)  # allowed events without a path per cmd
@@ -265,6 +265,11 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     if view.objects.height == 0:
         raise TraceError("the trace names no object (only unknown operations)")
     acc = view.accesses
+    acc_obj, acc_cmd = acc["obj"].to_numpy(), acc["cmd"].to_numpy()
+    acc_time = _relative_times(acc["time_ms"].to_numpy(), t0, t_end)
+    # the fit keeps the accesses as these arrays only (the view's table would hold the absolute times)
+    view = replace(view, accesses=acc.clear())
+    del acc
     file_depths = view.objects.filter(~pl.col("is_dir"))["depth"]
     return FittedObjects(
         op_counts=counted,
@@ -272,14 +277,25 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         pathless=pathless,
         view=view,
         objects=view.objects,
-        acc_obj=acc["obj"].to_numpy(),
-        acc_time=acc["time_ms"].to_numpy(),
-        acc_cmd=acc["cmd"].to_numpy(),
+        acc_obj=acc_obj,
+        acc_time=acc_time,
+        acc_cmd=acc_cmd,
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,
         namespace=fit_namespace(view.directories, file_depths),
     )
+
+
+def _relative_times(times: NDArray[np.int64], t0: int, t_end: int) -> NDArray[np.signedinteger]:
+    """``times`` (in ``[t0, t_end)``) as milliseconds since ``t0``: int32 (half the memory) when
+    the window is shorter than 2**31 ms (24.8 days), else int64. Only their differences are read."""
+    if t_end - t0 >= 2**31:
+        return times - t0
+    out = np.empty(times.size, dtype=np.int32)
+    for at in _chunks(times.size):  # no int64 temporary of every time
+        out[at] = times[at] - t0
+    return out
 
 
 def pathless_commands(without_path: pl.DataFrame, points: int) -> list[PathlessCommand]:
@@ -313,17 +329,23 @@ def operation_counts(events: pl.DataFrame) -> dict[str, int]:
     op = events["op"] if events["op"].dtype == pl.Categorical else events["op"].cast(pl.String).cast(pl.Categorical)
     allowed = events["allowed"].fill_null(False)
     codes = op.to_physical().fill_null(0).to_numpy() if op.null_count() else op.to_physical().to_numpy()
-    rows: NDArray[np.intp] | None = None  # the rows counted (None: all)
+    counted: NDArray[np.bool_] | None = None  # the rows counted (None: all)
     if op.null_count() or not allowed.all():
-        rows = np.flatnonzero(allowed.to_numpy() & op.is_not_null().to_numpy())
-        codes = codes[rows]
-    if codes.size == 0:
+        counted = allowed.to_numpy() & op.is_not_null().to_numpy()
+    if codes.size == 0 or (counted is not None and not counted.any()):
         return {}
-    counts = np.bincount(codes)
+    size = int(codes.max()) + 1
+    counts = np.zeros(size, dtype=np.int64)
+    # one counted row holding each counted code, for its text (a code has one text); a chunk of
+    # rows at a time (no index or intp copy of every row)
+    row_of = np.full(size, -1, dtype=np.int64)
+    for at in _chunks(codes.size):
+        part, rows = codes[at], np.arange(at.start, at.stop)
+        if counted is not None:
+            part, rows = part[counted[at]], rows[counted[at]]
+        counts += np.bincount(part, minlength=size)
+        row_of[part] = rows
     present = np.flatnonzero(counts)
-    # one counted row holding each counted code, for its text (a code has one text)
-    row_of = np.full(counts.size, -1, dtype=np.int64)
-    row_of[codes] = np.arange(codes.size) if rows is None else rows
     names = op.gather(row_of[present]).cast(pl.String).to_list()
     return {str(name): int(c) for name, c in zip(names, counts[present].tolist())}
 
@@ -397,10 +419,10 @@ class _Accesses:
     """One type's accesses: grouped by object, time order within one."""
 
     obj: NDArray[np.int32]
-    time: NDArray[np.int64]
+    time: NDArray[np.signedinteger]  # ms since the window's start (int32 or int64)
     cmd: NDArray[np.integer]
 
-    def gaps(self) -> NDArray[np.int64]:
+    def gaps(self) -> NDArray[np.signedinteger]:
         same = self.obj[1:] == self.obj[:-1]
         return np.diff(self.time)[same]
 

@@ -132,3 +132,67 @@ def test_types_gather_their_accesses_without_an_order_of_all(
         np.testing.assert_array_equal(rows, np.flatnonzero(labels == type_id))
         at = np.isin(fo.acc_obj, obj_ids[rows])
         assert seen == digest(fo.acc_obj[at], fo.acc_time[at], fo.acc_cmd[at])
+
+
+def test_operation_counts_a_chunk_of_rows_at_a_time(
+    events: pl.DataFrame, traced: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an index of every counted row (8 bytes), its codes (4) and numpy's intp copy of them (8)
+    # were made at once: about 20 bytes per event
+    expected = fit_module.operation_counts(events)
+    monkeypatch.setattr(fit_module, "COUNT_ROWS", 4096, raising=False)
+    counts, _, peak = held_and_peak(lambda: fit_module.operation_counts(events))
+    assert peak < 8 * events.height
+    allowed = events.filter(pl.col("allowed"))
+    assert counts == expected == {str(k): int(v) for k, v in allowed["op"].cast(pl.String).value_counts().iter_rows()}
+
+
+def test_view_peak_per_event(events: pl.DataFrame, traced: None) -> None:
+    # grouping the events by object made a grouped copy of every time (8 bytes per event) and
+    # per-object arrays over every path id: about 40 bytes per event at the peak, now about 34
+    view, _, peak = held_and_peak(lambda: build_view(events, event_tables=False, modelled_only=True))
+    assert view.accesses.height > 0
+    assert peak < 37 * events.height
+
+
+def test_fit_keeps_accesses_in_nine_bytes(events: pl.DataFrame) -> None:
+    # object id (4), time as int32 ms since the window's start (4, was the absolute int64) and
+    # command (1); the view's own access table is not kept beside the arrays
+    fo = prepare(events, None, FitConfig(types=2, seed=1))
+    n = fo.acc_obj.size
+    assert fo.acc_obj.nbytes + fo.acc_time.nbytes + fo.acc_cmd.nbytes <= 9 * n
+    assert fo.view.accesses.height == 0
+    absolute = build_view(events, event_tables=False, modelled_only=True).accesses["time_ms"].to_numpy()
+    np.testing.assert_array_equal(fo.acc_time.astype(np.int64) + fo.t0, absolute)
+
+
+def test_relative_times_keep_int64_past_int32() -> None:
+    times = np.array([0, 5, 2**31 + 7], dtype=np.int64) + T0
+    out = fit_module._relative_times(times, T0, T0 + 2**31 + 8)
+    assert out.dtype == np.int64 and out.tolist() == [0, 5, 2**31 + 7]
+    short = fit_module._relative_times(times[:2], T0, T0 + 10)
+    assert short.dtype == np.int32 and short.tolist() == [0, 5]
+
+
+def test_features_of_many_objects_a_column_at_a_time(traced: None) -> None:
+    # a copy of each kind's object table and a list of share arrays were alive beside the
+    # matrix: about 200 bytes per object at the peak, now under 140
+    many = synthetic_events(paths=50_000, events=200_000)
+    fo = prepare(many, None, FitConfig(types=2, seed=1))
+    fo.top_commands  # noqa: B018 (cached)
+    features, _, peak = held_and_peak(fo.features)
+    assert sum(m.shape[0] for m in features.values()) == fo.objects.height
+    assert peak < 170 * fo.objects.height
+
+
+def test_command_chain_peak_per_access(events: pl.DataFrame, traced: None) -> None:
+    # local command ids and transition keys were int64 and the gaps made twice: about 42 bytes
+    # per access, now 16-bit keys and the type's gaps: about 24
+    fo = prepare(events, None, FitConfig(types=2, seed=1))
+    gaps = np.diff(fo.acc_time)[fo.acc_obj[1:] == fo.acc_obj[:-1]]
+    reference = fit_module._command_chain(fo.acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64)
+    chain, _, peak = held_and_peak(
+        lambda: fit_module._command_chain(fo.acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64, gaps)
+    )
+    assert peak < 32 * fo.acc_obj.size
+    assert chain == reference

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +37,8 @@ FEATURES = (
 )
 #: directories' own features, after ``FEATURES``
 DIRECTORY_FEATURES = ("listing_share", "log_children_created")
+#: the object table's columns that ``feature_matrix`` reads
+FEATURE_COLUMNS = ("created_ms", "first_access_ms", "last_access_ms", "deleted_ms", "accesses", "lists", "children_created")
 
 
 def feature_matrix(
@@ -46,36 +47,48 @@ def feature_matrix(
     window_ms: int,
     *,
     kind: str = "file",
-    command_shares: Sequence[NDArray[np.float64]] = (),
+    rows: NDArray[np.integer] | None = None,
+    extra_columns: int = 0,
 ) -> NDArray[np.float64]:
-    """Per-object features: ``FEATURES`` (heavy-tailed times enter as log1p(ms)), for directories
-    ``DIRECTORY_FEATURES`` too, then ``command_shares`` (per object, the share of its accesses
-    that are each of the trace's most frequent access commands; the caller's choice)."""
-    created = objects["created_ms"].is_not_null().to_numpy()
-    accessed = objects["first_access_ms"].is_not_null().to_numpy()
-    origin = np.where(created, objects["created_ms"].fill_null(0).to_numpy(), t0)
-    first = objects["first_access_ms"].fill_null(0).to_numpy()
-    last = objects["last_access_ms"].fill_null(0).to_numpy()
-    activation = np.where(accessed, np.maximum(first - origin, 0), max(window_ms, 0))
-    span = np.where(accessed, last - first, 0)
-    acc = objects["accesses"].to_numpy()
-    mean_gap = span / np.maximum(acc - 1, 1)
+    """Per-object features of the ``rows`` of ``objects`` (all by default): ``FEATURES``
+    (heavy-tailed times enter as log1p(ms)), for directories ``DIRECTORY_FEATURES`` too, then
+    ``extra_columns`` columns left for the caller to fill (uninitialised; ``mimesisbench.model.fit``
+    puts the shares of the trace's most frequent access commands there).
+
+    Reads ``FEATURE_COLUMNS`` a column at a time, each gathered to ``rows`` as numpy, so that
+    beside the matrix only a few columns of the rows are alive at once."""
+
+    def values(name: str) -> NDArray[Any]:
+        col = objects[name]
+        out: NDArray[Any] = (col.fill_null(0) if col.null_count() else col).to_numpy()
+        return out if rows is None else out[rows]
+
+    def present(name: str) -> NDArray[np.bool_]:
+        out: NDArray[np.bool_] = objects[name].is_not_null().to_numpy()
+        return out if rows is None else out[rows]
+
+    n = objects.height if rows is None else rows.size
     extra = DIRECTORY_FEATURES if kind == "directory" else ()
-    out = np.empty((objects.height, len(FEATURES) + len(extra) + len(command_shares)), dtype=np.float64)
+    out = np.empty((n, len(FEATURES) + len(extra) + extra_columns), dtype=np.float64)
+    acc = values("accesses")
     out[:, 0] = np.log1p(acc.astype(np.float64))
-    out[:, 1] = np.log1p(span.astype(np.float64))
-    out[:, 2] = np.log1p(activation.astype(np.float64))
-    out[:, 3] = np.log1p(mean_gap)
+    created, accessed = present("created_ms"), present("first_access_ms")
     out[:, 4] = created
-    out[:, 5] = objects["deleted_ms"].is_not_null().to_numpy()
-    col = len(FEATURES)
+    out[:, 5] = present("deleted_ms")
+    first = values("first_access_ms")
+    origin = np.where(created, values("created_ms"), t0)
+    del created
+    out[:, 2] = np.log1p(np.where(accessed, np.maximum(first - origin, 0), max(window_ms, 0)).astype(np.float64))
+    del origin
+    span = np.where(accessed, values("last_access_ms") - first, 0)
+    del first, accessed
+    out[:, 1] = np.log1p(span.astype(np.float64))
+    out[:, 3] = np.log1p(span / np.maximum(acc - 1, 1))
+    del span
     if kind == "directory":
-        out[:, col] = objects["lists"].to_numpy() / np.maximum(acc, 1)
-        out[:, col + 1] = np.log1p(objects["children_created"].to_numpy().astype(np.float64))
-        col += 2
-    for share in command_shares:
-        out[:, col] = share
-        col += 1
+        col = len(FEATURES)
+        out[:, col] = values("lists") / np.maximum(acc, 1)
+        out[:, col + 1] = np.log1p(values("children_created").astype(np.float64))
     return out
 
 

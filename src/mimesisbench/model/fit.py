@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
 from typing import cast
@@ -83,7 +83,7 @@ class FittedObjects:
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
     acc_obj: NDArray[np.int32]  # the access table as numpy (sorted by object, then time)
-    acc_time: NDArray[np.int64]
+    acc_time: NDArray[np.signedinteger]  # ms since t0 (int32 for a window under 2**31 ms: see _relative_times)
     acc_cmd: NDArray[np.integer]  # index into ``view.commands``
     pathless: list[PathlessCommand] = field(default_factory=list)
     pathless_counts: dict[str, int] = field(default_factory=dict)  # allowed events without a path per cmd
@@ -109,12 +109,32 @@ class FittedObjects:
         return out
 
     @cached_property
+    def _access_runs(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Per object row, the first access row of its object and the row after its last (the
+        access table is grouped by object, ascending)."""
+        obj_ids = self.objects["obj"].to_numpy()
+        return np.searchsorted(self.acc_obj, obj_ids, "left"), np.searchsorted(self.acc_obj, obj_ids, "right")
+
+    def access_rows(self, rows: NDArray[np.intp]) -> NDArray[np.signedinteger]:
+        """The access rows of the objects of ``rows`` (object rows, ascending), in the table's
+        order: each object's run of accesses, one after the other."""
+        lo, hi = self._access_runs
+        starts, lengths = lo[rows], hi[rows] - lo[rows]
+        total = int(lengths.sum())
+        dtype = np.int32 if self.acc_obj.size < 2**31 else np.int64
+        # each row's offset from its run's start, plus the start: a run at a time without a loop
+        shift = (starts - (np.cumsum(lengths) - lengths)).astype(dtype)
+        return np.arange(total, dtype=dtype) + np.repeat(shift, lengths)
+
+    @cached_property
     def top_commands(self) -> dict[str, list[int]]:
         """Per kind, its most frequent access commands (indices into ``view.commands``), at most
         ``TOP_COMMANDS``, most frequent first."""
         n_cmds = len(self.view.commands)
-        on_dir = self._obj_is_dir[self.acc_obj]
-        per_kind = np.bincount(self.acc_cmd.astype(np.int64) * 2 + on_dir, minlength=2 * n_cmds).reshape(n_cmds, 2)
+        per_kind = np.zeros((n_cmds, 2), dtype=np.int64)
+        for at in _chunks(self.acc_cmd.size):  # a chunk's keys at a time, not 8 bytes per access at once
+            keys = self.acc_cmd[at].astype(np.int64) * 2 + self._obj_is_dir[self.acc_obj[at]]
+            per_kind += np.bincount(keys, minlength=2 * n_cmds).reshape(n_cmds, 2)
 
         def top(col: int) -> list[int]:
             counts = per_kind[:, col]
@@ -132,22 +152,49 @@ class FittedObjects:
         n_cmds = len(self.view.commands)
         slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
         slot[union] = np.arange(len(union))
-        width = len(union) + 1
-        n = self._obj_is_dir.size
-        counts = np.bincount(self.acc_obj.astype(np.int64) * width + slot[self.acc_cmd], minlength=n * width)
-        counts = counts.reshape(n, width)
-        columns = self.objects.select(pl.exclude("path"))  # the paths' texts are not features
+        counts = _slot_counts(self.acc_obj, self.acc_cmd, slot, len(union) + 1, self._obj_is_dir.size)
+        obj_ids = self.objects["obj"].to_numpy()
+        accesses = self.objects["accesses"].to_numpy()
         out: dict[str, NDArray[np.float64]] = {}
         for kind in KINDS:
             rows = self.rows(kind)
             if rows.size == 0:
                 continue
-            objects = columns[rows]
-            obj_ids = objects["obj"].to_numpy()
-            accesses = np.maximum(objects["accesses"].to_numpy(), 1).astype(np.float64)
-            shares = [counts[obj_ids, union.index(c)] / accesses for c in tops[kind]]
-            out[kind] = feature_matrix(objects, self.t0, self.window_ms, kind=kind, command_shares=shares)
+            matrix = feature_matrix(self.objects, self.t0, self.window_ms, kind=kind, rows=rows,
+                                    extra_columns=len(tops[kind]))
+            # the shares of the kind's top commands in each object's accesses, a column at a time
+            first = matrix.shape[1] - len(tops[kind])
+            kind_accesses = np.maximum(accesses[rows], 1).astype(np.float64)
+            kind_ids = obj_ids[rows]
+            for j, c in enumerate(tops[kind]):
+                matrix[:, first + j] = counts[kind_ids, union.index(c)] / kind_accesses
+            out[kind] = matrix
         return out
+
+
+#: access rows whose keys are made at a time when counting (a few bytes of temporaries per row of
+#: one chunk, not per access of the trace)
+COUNT_ROWS = 1 << 20
+
+
+def _chunks(n: int) -> list[slice]:
+    """``n`` rows as consecutive slices of at most ``COUNT_ROWS``."""
+    return [slice(i, min(i + COUNT_ROWS, n)) for i in range(0, n, COUNT_ROWS)]
+
+
+def _slot_counts(obj: NDArray[np.int32], cmd: NDArray[np.integer], slot: NDArray[np.int64], width: int,
+                 n: int) -> NDArray[np.int32]:
+    """``counts[o, s]``: the accesses of object ``o`` (ids below ``n``) whose command is in slot
+    ``s`` (``slot[cmd]``, below ``width``). Counted a chunk of rows at a time, each over the range
+    of objects it holds (one range per chunk of an access table, which is grouped by object)."""
+    counts = np.zeros((n, width), dtype=np.int32 if obj.size < 2**31 else np.int64)
+    flat = counts.reshape(-1)
+    for at in _chunks(obj.size):
+        part = obj[at]
+        lo, hi = int(part.min()), int(part.max())
+        keys = (part - lo).astype(np.int64) * width + slot[cmd[at]]
+        flat[lo * width : (hi + 1) * width] += np.bincount(keys, minlength=(hi - lo + 1) * width).astype(counts.dtype)
+    return counts
 
 
 @dataclass(frozen=True)
@@ -207,7 +254,7 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
         # the fit reads objects and accesses only; accesses a schedule cannot hold are left out
-        view = build_view(events, snapshot, event_tables=False, modelled_only=True)
+        view = build_view(events, snapshot, event_tables=False, modelled_only=True, object_paths=False)
         counted = op_counts.result()
     pathless_counts: dict[str, int] = {}
     pathless: list[PathlessCommand] = []
@@ -218,6 +265,11 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     if view.objects.height == 0:
         raise TraceError("the trace names no object (only unknown operations)")
     acc = view.accesses
+    acc_obj, acc_cmd = acc["obj"].to_numpy(), acc["cmd"].to_numpy()
+    acc_time = _relative_times(acc["time_ms"].to_numpy(), t0, t_end)
+    # the fit keeps the accesses as these arrays only (the view's table would hold the absolute times)
+    view = replace(view, accesses=acc.clear())
+    del acc
     file_depths = view.objects.filter(~pl.col("is_dir"))["depth"]
     return FittedObjects(
         op_counts=counted,
@@ -225,14 +277,25 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         pathless=pathless,
         view=view,
         objects=view.objects,
-        acc_obj=acc["obj"].to_numpy(),
-        acc_time=acc["time_ms"].to_numpy(),
-        acc_cmd=acc["cmd"].to_numpy(),
+        acc_obj=acc_obj,
+        acc_time=acc_time,
+        acc_cmd=acc_cmd,
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,
         namespace=fit_namespace(view.directories, file_depths),
     )
+
+
+def _relative_times(times: NDArray[np.int64], t0: int, t_end: int) -> NDArray[np.signedinteger]:
+    """``times`` (in ``[t0, t_end)``) as milliseconds since ``t0``: int32 (half the memory) when
+    the window is shorter than 2**31 ms (24.8 days), else int64. Only their differences are read."""
+    if t_end - t0 >= 2**31:
+        return times - t0
+    out = np.empty(times.size, dtype=np.int32)
+    for at in _chunks(times.size):  # no int64 temporary of every time
+        out[at] = times[at] - t0
+    return out
 
 
 def pathless_commands(without_path: pl.DataFrame, points: int) -> list[PathlessCommand]:
@@ -266,17 +329,23 @@ def operation_counts(events: pl.DataFrame) -> dict[str, int]:
     op = events["op"] if events["op"].dtype == pl.Categorical else events["op"].cast(pl.String).cast(pl.Categorical)
     allowed = events["allowed"].fill_null(False)
     codes = op.to_physical().fill_null(0).to_numpy() if op.null_count() else op.to_physical().to_numpy()
-    rows: NDArray[np.intp] | None = None  # the rows counted (None: all)
+    counted: NDArray[np.bool_] | None = None  # the rows counted (None: all)
     if op.null_count() or not allowed.all():
-        rows = np.flatnonzero(allowed.to_numpy() & op.is_not_null().to_numpy())
-        codes = codes[rows]
-    if codes.size == 0:
+        counted = allowed.to_numpy() & op.is_not_null().to_numpy()
+    if codes.size == 0 or (counted is not None and not counted.any()):
         return {}
-    counts = np.bincount(codes)
+    size = int(codes.max()) + 1
+    counts = np.zeros(size, dtype=np.int64)
+    # one counted row holding each counted code, for its text (a code has one text); a chunk of
+    # rows at a time (no index or intp copy of every row)
+    row_of = np.full(size, -1, dtype=np.int64)
+    for at in _chunks(codes.size):
+        part, rows = codes[at], np.arange(at.start, at.stop)
+        if counted is not None:
+            part, rows = part[counted[at]], rows[counted[at]]
+        counts += np.bincount(part, minlength=size)
+        row_of[part] = rows
     present = np.flatnonzero(counts)
-    # one counted row holding each counted code, for its text (a code has one text)
-    row_of = np.full(counts.size, -1, dtype=np.int64)
-    row_of[codes] = np.arange(codes.size) if rows is None else rows
     names = op.gather(row_of[present]).cast(pl.String).to_list()
     return {str(name): int(c) for name, c in zip(names, counts[present].tolist())}
 
@@ -285,36 +354,53 @@ def _dist(values: np.ndarray, points: int) -> Distribution | None:
     return Distribution.from_samples(values, points) if values.size else None
 
 
-def _command_chain(obj: NDArray[np.int32], time: NDArray[np.int64], cmd: NDArray[np.integer],
-                   names: tuple[str, ...], points: int) -> CommandChain | None:
+def _bincount(values: NDArray[np.integer], minlength: int) -> NDArray[np.int64]:
+    """``np.bincount`` of non-negative ``values`` below ``minlength``, a chunk at a time (numpy
+    counts from an intp copy of its input: 8 bytes per value of a chunk, not of all)."""
+    out = np.zeros(minlength, dtype=np.int64)
+    for at in _chunks(values.size):
+        out += np.bincount(values[at], minlength=minlength)
+    return out
+
+
+def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArray[np.integer],
+                   names: tuple[str, ...], points: int, gaps: NDArray[np.integer] | None = None) -> CommandChain | None:
     """The first-order Markov chain of a type's accesses (grouped by object, time order within
-    one), with a gap law per transition seen ``MIN_TRANSITION_GAPS`` times or more."""
+    one), with a gap law per transition seen ``MIN_TRANSITION_GAPS`` times or more. ``gaps``: the
+    accesses' gaps within an object (``_Accesses.gaps``), when the caller has them already."""
     if cmd.size == 0:
         return None
-    counts = np.bincount(cmd, minlength=len(names))
+    counts = _bincount(cmd, len(names))
     present = np.flatnonzero(counts)
     # most frequent first; ties by name (``names`` are sorted, so by index)
     ranked = present[np.lexsort((present, -counts[present]))][:MAX_COMMANDS]
     m = ranked.size
-    local = np.full(len(names), -1, dtype=np.int64)
+    # local command ids as narrow as a transition's key (m * m) allows: 16 bits for 64 commands
+    narrow = np.int16 if m * m < 2**15 else np.int32
+    local = np.full(len(names), -1, dtype=narrow)
     local[ranked] = np.arange(m)
     lc = local[cmd]
     if (lc < 0).any():  # more commands than a chain holds: the rarest are left out
         keep = lc >= 0
         obj, time, lc = obj[keep], time[keep], lc[keep]
-    share = np.bincount(lc, minlength=m) / lc.size
+        gaps = None  # the gaps of the accesses kept differ
+    share = _bincount(lc, m) / lc.size
     starts = np.concatenate(([True], obj[1:] != obj[:-1]))
     first = np.bincount(lc[starts], minlength=m) / int(starts.sum())
     same = ~starts[1:]
-    key = lc[:-1][same] * m + lc[1:][same]
-    gaps = np.diff(time)[same]
-    pairs = np.bincount(key, minlength=m * m).reshape(m, m)
+    del starts
+    key = lc[:-1][same] * narrow(m) + lc[1:][same]
+    del lc
+    if gaps is None:
+        gaps = np.diff(time)[same]
+    del same
+    pairs = _bincount(key, m * m).reshape(m, m)
     followed = pairs.sum(axis=1)
     nxt = np.where(followed[:, None] > 0, pairs / np.maximum(followed, 1)[:, None], share[None, :])
     laws: dict[str, Distribution] = {}
     frequent = np.flatnonzero(pairs.ravel() >= MIN_TRANSITION_GAPS)
     if frequent.size:
-        order = np.argsort(key.astype(np.int16), kind="stable")  # m * m < 2**15: a radix sort
+        order = np.argsort(key, kind="stable")  # a radix sort of 16-bit keys
         bounds = np.searchsorted(key[order], np.stack([frequent, frequent + 1]))
         for t, lo, hi in zip(frequent.tolist(), bounds[0].tolist(), bounds[1].tolist()):
             a, b = names[ranked[t // m]], names[ranked[t % m]]
@@ -333,10 +419,10 @@ class _Accesses:
     """One type's accesses: grouped by object, time order within one."""
 
     obj: NDArray[np.int32]
-    time: NDArray[np.int64]
+    time: NDArray[np.signedinteger]  # ms since the window's start (int32 or int64)
     cmd: NDArray[np.integer]
 
-    def gaps(self) -> NDArray[np.int64]:
+    def gaps(self) -> NDArray[np.signedinteger]:
         same = self.obj[1:] == self.obj[:-1]
         return np.diff(self.time)[same]
 
@@ -381,7 +467,7 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
         open_share=opens / accesses if accesses else 1.0,
         accessed_share=n_accessed / objects if objects else 0.0,
         observed=observed,
-        commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points),
+        commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points, gaps),
         new_dir_share=new_dir,
     )
 
@@ -409,11 +495,7 @@ def fit_types(fo: FittedObjects, labels: NDArray[np.int16], config: FitConfig) -
     k = int(labels.max(initial=0))
     if k == 0:
         return []
-    obj_ids = fo.objects["obj"].to_numpy()
-    type_of_obj = np.zeros(int(obj_ids.max()) + 1, dtype=np.int16)
-    type_of_obj[obj_ids] = labels
     obj_order, obj_bounds = _groups(labels, k)
-    acc_order, acc_bounds = _groups(type_of_obj[fo.acc_obj], k)
     cols = fo.columns
     n_created = {kind: int((cols.has_created & (fo.is_dir == (kind == "directory"))).sum()) for kind in KINDS}
 
@@ -422,8 +504,9 @@ def fit_types(fo: FittedObjects, labels: NDArray[np.int16], config: FitConfig) -
         if rows.size == 0:
             return None
         kind = "directory" if fo.is_dir[rows[0]] else "file"
-        at = acc_order[acc_bounds[type_id - 1] : acc_bounds[type_id]]
+        at = fo.access_rows(rows)
         acc = _Accesses(obj=fo.acc_obj[at], time=fo.acc_time[at], cmd=fo.acc_cmd[at])
+        del at
         return _fit_type(type_id, kind, cols, rows, acc, fo.t0, n_created[kind], config.points, fo.view.commands)
 
     # the types are independent and their sorts release the GIL: two threads use both cores

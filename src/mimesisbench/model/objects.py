@@ -63,7 +63,7 @@ class ObjectView:
     """The trace seen per object (files and directories)."""
 
     directories: pl.Series  # String, unique directory paths (no trailing slash; "/" is the root)
-    objects: pl.DataFrame  # one row per object: obj (Int32 id) and OBJECT_COLUMNS
+    objects: pl.DataFrame  # one row per object: obj (Int32 id) and OBJECT_COLUMNS (path: unless left out)
     accesses: pl.DataFrame  # obj Int32, time_ms Int64, cmd (index into ``commands``), sorted by (obj, time)
     commands: tuple[str, ...]  # the audit cmd names that ``accesses.cmd`` and ``events.op`` index
     events: pl.DataFrame  # time_ms, obj, op (Enum): every allowed event with a path (empty: see build_view)
@@ -371,12 +371,15 @@ def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.D
                         schema={"obj": pl.Int32, "gap_ms": pl.Int64})
 
 
-def _group_bounds(keys: NDArray[np.int32]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """First and last row of each run of equal ``keys`` (grouped)."""
+def _group_bounds(keys: NDArray[np.int32]) -> tuple[NDArray[np.signedinteger[Any]], NDArray[np.signedinteger[Any]]]:
+    """First and last row of each run of equal ``keys`` (grouped), as int32 below 2**31 rows."""
+    dtype: type[np.signedinteger[Any]] = np.int32 if keys.size < 2**31 else np.int64
     if keys.size == 0:
-        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    ends = np.append(starts[1:] - 1, keys.size - 1)
+        return np.empty(0, dtype=dtype), np.empty(0, dtype=dtype)
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))).astype(dtype)
+    ends = np.empty_like(starts)
+    ends[:-1] = starts[1:] - 1
+    ends[-1] = keys.size - 1
     return starts, ends
 
 
@@ -391,7 +394,12 @@ def modelled_table(op_names: tuple[str, ...]) -> NDArray[np.bool_]:
 
 
 def build_view(
-    events: pl.DataFrame, snapshot: pl.DataFrame | None = None, *, event_tables: bool = True, modelled_only: bool = False
+    events: pl.DataFrame,
+    snapshot: pl.DataFrame | None = None,
+    *,
+    event_tables: bool = True,
+    modelled_only: bool = False,
+    object_paths: bool = True,
 ) -> ObjectView:
     """Classify paths, follow renames, split each object's events into its creation, its final
     deletion and its accesses, and compute the per-object table.
@@ -400,7 +408,8 @@ def build_view(
     that needs only the objects and accesses (the fit) then does not keep a table of every event
     alive beside them. ``modelled_only``: accesses that a schedule cannot hold for the object's
     kind (``opcode_for`` is None) are left out of the access table (and of the per-object counts;
-    ``ObjectView.unmodelled`` counts them either way)."""
+    ``ObjectView.unmodelled`` counts them either way). ``object_paths=False`` leaves the ``path``
+    column out of the object table (the fit reads no object's path: a text per object less)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
         names = ev.names
@@ -445,11 +454,16 @@ def build_view(
             touched = np.zeros(max(n, 1), dtype=bool)
             touched[pid] = True
         del pid
-        events_table = pl.DataFrame({"time_ms": time if event_tables else time[:0],
-                                     "obj": obj if event_tables else obj[:0],
+        # without the event table: fresh empty columns (a ``[:0]`` view would keep the whole
+        # array alive through the table, which holds numpy's buffer)
+        events_table = pl.DataFrame({"time_ms": time if event_tables else np.empty(0, dtype=time.dtype),
+                                     "obj": obj if event_tables else np.empty(0, dtype=obj.dtype),
                                      "op": names.op_series(op if event_tables else op[:0])})
-        objects, accesses, unmodelled = _object_table(names, time, op, obj, is_dir, in_snapshot, touched, (root, last),
-                                                      snapshot, modelled_only, (parent_of, depths))
+        events_of_objects = [time, op, obj]  # handed over: _object_table drops them once grouped
+        del time, op, obj
+        objects, accesses, unmodelled = _object_table(names, events_of_objects, is_dir, in_snapshot, touched,
+                                                      (root, last), snapshot, modelled_only, (parent_of, depths),
+                                                      object_paths)
     return ObjectView(directories=directories, objects=objects, accesses=accesses, commands=names.op_names,
                       events=events_table, unmodelled=unmodelled)
 
@@ -482,9 +496,7 @@ def _with_renamed_directories(directories: pl.Series, paths: pl.Series, is_dir: 
 
 def _object_table(
     names: _Names,
-    time: NDArray[np.int64],
-    op: NDArray[np.unsignedinteger[Any]],
-    obj: NDArray[np.int32],
+    events: list[Any],
     is_dir: NDArray[np.bool_],
     in_snapshot: NDArray[np.bool_] | None,
     touched: NDArray[np.bool_] | None,
@@ -492,17 +504,27 @@ def _object_table(
     snapshot: pl.DataFrame | None,
     modelled_only: bool,
     per_path: tuple[Future[NDArray[np.int32]], Future[NDArray[np.int16]]],
+    object_paths: bool = True,
 ) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
     """Per-object reductions over dense object ids (numpy) and the access table.
 
+    ``events``: the events' time (Int64), operation index and object id, in time order; the list
+    is emptied (the caller keeps no other reference), so each column goes once grouped.
+
     Events are grouped by object once (time order kept): an object's first and last events tell
-    its creation and deletion, the rest are its accesses."""
+    its creation and deletion, the rest are its accesses. Times are read through the grouping
+    order where needed (no grouped copy of every event's time)."""
+    time: NDArray[np.int64] = events.pop(0)
+    op: NDArray[np.unsignedinteger[Any]] = events.pop(0)
+    obj: NDArray[np.int32] = events.pop(0)
     paths = names.paths
     n = paths.len()
     root, last_pid = renamed
     order = _group_order(obj, time)
-    g_obj, g_time, g_op = obj[order], time[order], op[order]
-    del order
+    g_obj = obj[order]
+    del obj
+    g_op = op[order]
+    del op
     starts, ends = _group_bounds(g_obj)
     ids = g_obj[starts]  # the objects, ascending
     obj_dir = is_dir[ids]
@@ -510,6 +532,7 @@ def _object_table(
     fresh = np.ones(ids.size, dtype=bool) if in_snapshot is None else ~in_snapshot[ids]
     created = fresh & np.where(obj_dir, first_op == names.op_index(MKDIRS), first_op == names.op_index(CREATE))
     deleted = (last_op == names.op_index(DELETE)) & ((ends > starts) | ~created)
+    del first_op, last_op, fresh
     access = np.ones(g_obj.size, dtype=bool)
     access[starts[created]] = False
     access[ends[deleted]] = False
@@ -522,53 +545,50 @@ def _object_table(
     if modelled_only:
         access &= ~cannot
     del cannot
-    created_ms = np.where(created, g_time[starts], 0)
-    deleted_ms = np.where(deleted, g_time[ends], 0)
-    renames = np.bincount(g_obj[g_op == names.op_index(RENAME)], minlength=n)[ids].astype(np.int64)
-    a_obj, a_time, a_cmd = g_obj[access], g_time[access], g_op[access]
-    del g_obj, g_time, g_op, access
-    a_starts, a_ends = _group_bounds(a_obj)
-    first_access = np.zeros(n, dtype=np.int64)
-    last_access = np.zeros(n, dtype=np.int64)
-    accessed = np.zeros(n, dtype=bool)
-    first_access[a_obj[a_starts]] = a_time[a_starts]
-    last_access[a_obj[a_ends]] = a_time[a_ends]
-    accessed[a_obj[a_starts]] = True
 
-    def count(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
-        return np.bincount(a_obj[mask], minlength=n)[ids].astype(np.int64)
-
-    accesses = np.zeros(n, dtype=np.int64)  # grouped: an object's accesses are its run's length
-    accesses[a_obj[a_starts]] = a_ends - a_starts + 1
-    accesses = accesses[ids]
-    opens = count(a_cmd == names.op_index(OPEN))
-    lists = count(a_cmd == names.op_index(LIST))
-    parent_of, depths = per_path  # per path id: its parent's id (-1: not in the trace) and its depth
-    depth = depths.result()[last_pid[ids]] if n else np.zeros(0, dtype=np.int16)
-    children, parent_made = _children_created(parent_of.result(), root, ids, created, obj_dir)
-
+    # the table's columns are made one after the other, each array dropped once in its column
     def nullable(values: NDArray[np.int64], present: NDArray[np.bool_]) -> pl.Series:
         return pl.Series(values, dtype=pl.Int64).set(pl.Series(~present), None)
 
-    table = pl.DataFrame(
-        {
-            "obj": ids.astype(np.int32),
-            "path": paths.gather(ids),
-            "is_dir": obj_dir,
-            "created_ms": nullable(created_ms, created),
-            "first_access_ms": nullable(first_access[ids], accessed[ids]),
-            "last_access_ms": nullable(last_access[ids], accessed[ids]),
-            "deleted_ms": nullable(deleted_ms, deleted),
-            "accesses": accesses,
-            "opens": opens,
-            "lists": lists,
-            "renames": renames,
-            "depth": depth,
-            "children_created": children,
-            "parent_made": parent_made,
-        },
-        schema_overrides={"depth": pl.Int16},
-    )
+    columns: dict[str, pl.Series | NDArray[Any]] = {"obj": ids.astype(np.int32, copy=False), "is_dir": obj_dir}
+    if object_paths:
+        columns["path"] = paths.gather(ids)
+    columns["created_ms"] = nullable(np.where(created, time[order[starts]], 0), created)
+    columns["deleted_ms"] = nullable(np.where(deleted, time[order[ends]], 0), deleted)
+    del starts, ends, deleted
+    columns["renames"] = np.bincount(g_obj[g_op == names.op_index(RENAME)], minlength=n)[ids].astype(np.int64, copy=False)
+    a_obj, a_cmd = g_obj[access], g_op[access]
+    del g_obj, g_op
+    at = order[access]
+    del order, access
+    a_time = time[at]
+    del time, at
+    # per run of accesses (one per accessed object): its object's row among ``ids`` (both ascend)
+    a_starts, a_ends = _group_bounds(a_obj)
+    a_rows = np.searchsorted(ids, a_obj[a_starts])
+
+    def per_row(values: NDArray[np.integer], rows: NDArray[np.intp] = a_rows) -> NDArray[np.int64]:
+        out = np.zeros(ids.size, dtype=np.int64)
+        out[rows] = values
+        return out
+
+    accessed = np.zeros(ids.size, dtype=bool)
+    accessed[a_rows] = True
+    columns["first_access_ms"] = nullable(per_row(a_time[a_starts]), accessed)
+    columns["last_access_ms"] = nullable(per_row(a_time[a_ends]), accessed)
+    del accessed
+    columns["accesses"] = per_row(a_ends - a_starts + 1)  # grouped: an object's accesses are its run's length
+    if a_obj.size:  # the accesses of each command per run, by sums over the runs (no copy per access)
+        columns["opens"] = per_row(np.add.reduceat(a_cmd == names.op_index(OPEN), a_starts, dtype=np.int64))
+        columns["lists"] = per_row(np.add.reduceat(a_cmd == names.op_index(LIST), a_starts, dtype=np.int64))
+    else:
+        columns["opens"] = columns["lists"] = np.zeros(ids.size, dtype=np.int64)
+    del a_starts, a_ends, a_rows, per_row
+    parent_of, depths = per_path  # per path id: its parent's id (-1: not in the trace) and its depth
+    columns["depth"] = depths.result()[last_pid[ids]] if n else np.zeros(0, dtype=np.int16)
+    columns["children_created"], columns["parent_made"] = _children_created(parent_of.result(), root, ids, created, obj_dir)
+    table = pl.DataFrame(columns, schema_overrides={"depth": pl.Int16})
+    del columns
     if snapshot is not None and snapshot.height:
         files = snapshot.filter(~pl.col("is_dir")).select(pl.col("path").cast(pl.String))
         # snapshot files that the trace never touches under any name: cold pre-existing files
@@ -585,7 +605,7 @@ def _object_table(
         table = pl.concat([table, cold.select(table.columns)])
     access_table = pl.DataFrame({"obj": a_obj, "time_ms": a_time, "cmd": a_cmd},
                                 schema={"obj": pl.Int32, "time_ms": pl.Int64, "cmd": pl.UInt16 if a_cmd.dtype == np.uint16 else pl.UInt8})
-    return table.select("obj", *OBJECT_COLUMNS), access_table, unmodelled
+    return table.select("obj", *(c for c in OBJECT_COLUMNS if c in table.columns)), access_table, unmodelled
 
 
 def _children_created(

@@ -167,8 +167,8 @@ def creation_times(
 ) -> I64:
     """The type's creation times: a renewal process of ``count`` C_j draws, cut at the window.
 
-    With ``keep_count`` (a fitted profile: ``count`` is what the trace's window saw) a type of up to ``FIT_CREATES`` creations whose
-    draws overshoot the window is drawn again (at most ``FIT_TRIES`` times: the draws are then
+    With ``keep_count`` (a fitted profile: ``count`` is what the trace's window saw) a type of
+    up to ``FIT_CREATES`` creations whose draws overshoot the window is drawn again (at most ``FIT_TRIES`` times: the draws are then
     conditioned on fitting, as the trace's gaps did), and if none fits, squeezed into the window
     when that shortens its gaps by at most ``CREATE_SQUEEZE``; otherwise the tail is cut. Seen on
     a real NameNode's log: a type whose ``count`` C_j draws sum to about the window (bursts of

@@ -16,8 +16,9 @@ import polars as pl
 import pytest
 
 from mimesisbench.model import fit as fit_module
+from mimesisbench.model import objects as objects_module
 from mimesisbench.model.fit import FitConfig, fit_types, prepare
-from mimesisbench.model.objects import build_view
+from mimesisbench.model.objects import _relative_kept_times, build_view
 
 T0 = 1_700_000_000_000
 PATHS = 400
@@ -156,22 +157,26 @@ def test_view_peak_per_event(events: pl.DataFrame, traced: None) -> None:
 
 
 def test_fit_keeps_accesses_in_nine_bytes(events: pl.DataFrame) -> None:
-    # object id (4), time as int32 ms since the window's start (4, was the absolute int64) and
-    # command (1); the view's own access table is not kept beside the arrays
+    # object id (4), time as int32 ms since an origin (4, was the absolute int64) and command (1);
+    # the view's own access table is not kept beside the arrays
     fo = prepare(events, None, FitConfig(types=2, seed=1))
     n = fo.acc_obj.size
     assert fo.acc_obj.nbytes + fo.acc_time.nbytes + fo.acc_cmd.nbytes <= 9 * n
     assert fo.view.accesses.height == 0
     absolute = build_view(events, event_tables=False, modelled_only=True).accesses["time_ms"].to_numpy()
-    np.testing.assert_array_equal(fo.acc_time.astype(np.int64) + fo.t0, absolute)
+    assert absolute.dtype == np.int64  # relative times only when asked for
+    np.testing.assert_array_equal(absolute - fo.acc_time, np.full(n, int(events["time_ms"].min())))
 
 
-def test_relative_times_keep_int64_past_int32() -> None:
+def test_relative_kept_times_keep_int64_past_int32(monkeypatch: pytest.MonkeyPatch) -> None:
     times = np.array([0, 5, 2**31 + 7], dtype=np.int64) + T0
-    out = fit_module._relative_times(times, T0, T0 + 2**31 + 8)
-    assert out.dtype == np.int64 and out.tolist() == [0, 5, 2**31 + 7]
-    short = fit_module._relative_times(times[:2], T0, T0 + 10)
-    assert short.dtype == np.int32 and short.tolist() == [0, 5]
+    out, base = _relative_kept_times(times, None)
+    assert out.dtype == np.int64 and base == 0 and (out == times).all()
+    short, base = _relative_kept_times(times[:2], np.array([False, True]))
+    assert short.dtype == np.int32 and base == T0 and short.tolist() == [5]
+    monkeypatch.setattr(objects_module, "EVENT_ROWS", 2)  # chunks of rows give the same
+    chunked, _ = _relative_kept_times(np.arange(9, dtype=np.int64) + T0, np.arange(9) % 3 > 0)
+    assert chunked.tolist() == [1, 2, 4, 5, 7, 8]
 
 
 def test_features_of_many_objects_a_column_at_a_time(traced: None) -> None:

@@ -83,7 +83,7 @@ class FittedObjects:
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
     acc_obj: NDArray[np.int32]  # the access table as numpy (sorted by object, then time)
-    acc_time: NDArray[np.signedinteger]  # ms since t0 (int32 for a window under 2**31 ms: see _relative_times)
+    acc_time: NDArray[np.signedinteger]  # ms since an origin (int32 for a trace under 2**31 ms): only differences are read
     acc_cmd: NDArray[np.integer]  # index into ``view.commands``
     pathless: list[PathlessCommand] = field(default_factory=list)
     pathless_counts: dict[str, int] = field(default_factory=dict)  # allowed events without a path per cmd
@@ -254,7 +254,8 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
         # the fit reads objects and accesses only; accesses a schedule cannot hold are left out
-        view = build_view(events, snapshot, event_tables=False, modelled_only=True, object_paths=False)
+        view = build_view(events, snapshot, event_tables=False, modelled_only=True, object_paths=False,
+                          relative_times=True)
         counted = op_counts.result()
     pathless_counts: dict[str, int] = {}
     pathless: list[PathlessCommand] = []
@@ -265,10 +266,8 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     if view.objects.height == 0:
         raise TraceError("the trace names no object (only unknown operations)")
     acc = view.accesses
-    acc_obj, acc_cmd = acc["obj"].to_numpy(), acc["cmd"].to_numpy()
-    acc_time = _relative_times(acc["time_ms"].to_numpy(), t0, t_end)
-    # the fit keeps the accesses as these arrays only (the view's table would hold the absolute times)
-    view = replace(view, accesses=acc.clear())
+    acc_obj, acc_time, acc_cmd = acc["obj"].to_numpy(), acc["time_ms"].to_numpy(), acc["cmd"].to_numpy()
+    view = replace(view, accesses=acc.clear())  # the fit keeps the accesses as these arrays only
     del acc
     file_depths = view.objects.filter(~pl.col("is_dir"))["depth"]
     return FittedObjects(
@@ -285,17 +284,6 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
         has_snapshot=snapshot is not None and snapshot.height > 0,
         namespace=fit_namespace(view.directories, file_depths),
     )
-
-
-def _relative_times(times: NDArray[np.int64], t0: int, t_end: int) -> NDArray[np.signedinteger]:
-    """``times`` (in ``[t0, t_end)``) as milliseconds since ``t0``: int32 (half the memory) when
-    the window is shorter than 2**31 ms (24.8 days), else int64. Only their differences are read."""
-    if t_end - t0 >= 2**31:
-        return times - t0
-    out = np.empty(times.size, dtype=np.int32)
-    for at in _chunks(times.size):  # no int64 temporary of every time
-        out[at] = times[at] - t0
-    return out
 
 
 def pathless_commands(without_path: pl.DataFrame, points: int) -> list[PathlessCommand]:
@@ -419,7 +407,7 @@ class _Accesses:
     """One type's accesses: grouped by object, time order within one."""
 
     obj: NDArray[np.int32]
-    time: NDArray[np.signedinteger]  # ms since the window's start (int32 or int64)
+    time: NDArray[np.signedinteger]  # ms since an origin (int32 or int64): only differences are read
     cmd: NDArray[np.integer]
 
     def gaps(self) -> NDArray[np.signedinteger]:

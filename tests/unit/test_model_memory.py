@@ -103,7 +103,8 @@ def test_slot_counts_match_one_count_of_all_accesses(monkeypatch: pytest.MonkeyP
     expected = np.bincount(obj.astype(np.int64) * 5 + slot[cmd], minlength=600 * 5).reshape(600, 5)
     for rows in (1, 777, 4096, 1 << 20):
         monkeypatch.setattr(fit_module, "COUNT_ROWS", rows)
-        np.testing.assert_array_equal(fit_module._slot_counts(obj, cmd, slot, 5, 600), expected)
+        counts = fit_module._slot_counts(lambda at: obj[at], cmd, slot, 5, 600)
+        np.testing.assert_array_equal(counts, expected)
 
 
 def test_types_gather_their_accesses_without_an_order_of_all(
@@ -113,7 +114,7 @@ def test_types_gather_their_accesses_without_an_order_of_all(
     # the types were fitted; now each type gathers its objects' runs of accesses. Measured around
     # the grouping alone: each type's fit is replaced by a record of the accesses it was given.
     fo = prepare(events, None, FitConfig(types=2, seed=1))
-    fo.columns, fo.is_dir, getattr(fo, "_access_runs", None)  # noqa: B018 (cached per fit, not per labelling)
+    fo.columns, fo.is_dir  # noqa: B018 (cached per fit, not per labelling)
     given: dict[int, tuple[np.ndarray, str]] = {}
 
     def digest(obj: np.ndarray, time: np.ndarray, cmd: np.ndarray) -> str:
@@ -128,11 +129,13 @@ def test_types_gather_their_accesses_without_an_order_of_all(
     assert peak < 4 * events.height
     # each type's accesses are its objects' accesses, in the access table's order
     obj_ids = fo.objects["obj"].to_numpy()
+    acc_obj = build_view(events, event_tables=False, modelled_only=True).accesses["obj"].to_numpy()
+    acc_rows = np.searchsorted(obj_ids, acc_obj).astype(np.int32)  # each access's object row
     assert sorted(given) == list(range(1, 38))
     for type_id, (rows, seen) in given.items():
         np.testing.assert_array_equal(rows, np.flatnonzero(labels == type_id))
-        at = np.isin(fo.acc_obj, obj_ids[rows])
-        assert seen == digest(fo.acc_obj[at], fo.acc_time[at], fo.acc_cmd[at])
+        at = np.isin(acc_obj, obj_ids[rows])
+        assert seen == digest(acc_rows[at], fo.acc_time[at], fo.acc_cmd[at])
 
 
 def test_operation_counts_a_chunk_of_rows_at_a_time(
@@ -156,16 +159,21 @@ def test_view_peak_per_event(events: pl.DataFrame, traced: None) -> None:
     assert peak < 37 * events.height
 
 
-def test_fit_keeps_accesses_in_nine_bytes(events: pl.DataFrame) -> None:
-    # object id (4), time as int32 ms since an origin (4, was the absolute int64) and command (1);
-    # the view's own access table is not kept beside the arrays
+def test_fit_keeps_accesses_in_five_bytes(events: pl.DataFrame) -> None:
+    # time as int32 ms since an origin (4, was the absolute int64) and command (1); each object's
+    # accesses are a run (8 bytes per object), not an object id per access (4); the view's own
+    # access table is not kept beside the arrays
     fo = prepare(events, None, FitConfig(types=2, seed=1))
-    n = fo.acc_obj.size
-    assert fo.acc_obj.nbytes + fo.acc_time.nbytes + fo.acc_cmd.nbytes <= 9 * n
+    n = fo.acc_time.size
+    assert fo.acc_time.nbytes + fo.acc_cmd.nbytes <= 5 * n and fo.acc_start.size == fo.objects.height + 1
     assert fo.view.accesses.height == 0
-    absolute = build_view(events, event_tables=False, modelled_only=True).accesses["time_ms"].to_numpy()
+    accesses = build_view(events, event_tables=False, modelled_only=True).accesses
+    absolute = accesses["time_ms"].to_numpy()
     assert absolute.dtype == np.int64  # relative times only when asked for
     np.testing.assert_array_equal(absolute - fo.acc_time, np.full(n, int(events["time_ms"].min())))
+    rows = np.searchsorted(fo.objects["obj"].to_numpy(), accesses["obj"].to_numpy())
+    for start, stop in ((0, n), (0, 1), (5, 6), (17, 4000), (n - 3, n), (n - 1, n + 10), (n, n)):
+        np.testing.assert_array_equal(fo.access_object_rows(slice(start, stop)), rows[start:stop])
 
 
 def test_relative_kept_times_keep_int64_past_int32(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,10 +202,11 @@ def test_command_chain_peak_per_access(events: pl.DataFrame, traced: None) -> No
     # local command ids and transition keys were int64 and the gaps made twice: about 42 bytes
     # per access, now 16-bit keys and the type's gaps: about 24
     fo = prepare(events, None, FitConfig(types=2, seed=1))
-    gaps = np.diff(fo.acc_time)[fo.acc_obj[1:] == fo.acc_obj[:-1]]
-    reference = fit_module._command_chain(fo.acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64)
+    acc_obj = fo.access_object_rows(slice(0, fo.acc_time.size))
+    gaps = np.diff(fo.acc_time)[acc_obj[1:] == acc_obj[:-1]]
+    reference = fit_module._command_chain(acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64)
     chain, _, peak = held_and_peak(
-        lambda: fit_module._command_chain(fo.acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64, gaps)
+        lambda: fit_module._command_chain(acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64, gaps)
     )
-    assert peak < 32 * fo.acc_obj.size
+    assert peak < 32 * acc_obj.size
     assert chain == reference

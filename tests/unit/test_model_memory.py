@@ -83,7 +83,7 @@ def test_features_count_commands_a_chunk_at_a_time(
     events: pl.DataFrame, traced: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the counts per object and command were keyed by one int64 array of every access and its
-    # temporaries (about 32 bytes per access at once)
+    # temporaries (about 32 bytes per access at once); now a mask of the accesses per command
     fo = prepare(events, None, FitConfig(types=2, seed=1))
     reference = {kind: m.copy() for kind, m in fo.features().items()}  # with the default chunk
     fo = prepare(events, None, FitConfig(types=2, seed=1))
@@ -95,16 +95,21 @@ def test_features_count_commands_a_chunk_at_a_time(
         np.testing.assert_array_equal(matrix, reference[kind])
 
 
-def test_slot_counts_match_one_count_of_all_accesses(monkeypatch: pytest.MonkeyPatch) -> None:
-    rng = np.random.default_rng(3)
-    obj = np.sort(rng.integers(0, 500, 20_000)).astype(np.int32)
-    cmd = rng.integers(0, 9, obj.size).astype(np.uint8)
-    slot = np.array([0, 1, 2, 3, 3, 3, 4, 3, 2], dtype=np.int64)
-    expected = np.bincount(obj.astype(np.int64) * 5 + slot[cmd], minlength=600 * 5).reshape(600, 5)
-    for rows in (1, 777, 4096, 1 << 20):
-        monkeypatch.setattr(fit_module, "COUNT_ROWS", rows)
-        counts = fit_module._slot_counts(lambda at: obj[at], cmd, slot, 5, 600)
-        np.testing.assert_array_equal(counts, expected)
+def test_feature_shares_are_each_objects_shares_of_its_top_commands(
+    events: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fo = prepare(events, None, FitConfig(types=2, seed=1))
+    monkeypatch.setattr(fit_module, "COUNT_ROWS", 777)  # objects' runs straddle chunks
+    features = fo.features()
+    rows = fo.access_object_rows(slice(0, fo.acc_time.size))
+    accesses = np.maximum(fo.objects["accesses"].to_numpy(), 1)
+    for kind, matrix in features.items():
+        tops = fo.top_commands[kind]
+        kind_rows = fo.rows(kind)
+        for j, cmd in enumerate(tops):
+            counts = np.bincount(rows[fo.acc_cmd == cmd], minlength=fo.objects.height)
+            np.testing.assert_array_equal(matrix[:, matrix.shape[1] - len(tops) + j],
+                                          counts[kind_rows] / accesses[kind_rows].astype(np.float64))
 
 
 def test_types_gather_their_accesses_without_an_order_of_all(
@@ -187,15 +192,16 @@ def test_relative_kept_times_keep_int64_past_int32(monkeypatch: pytest.MonkeyPat
     assert chunked.tolist() == [1, 2, 4, 5, 7, 8]
 
 
-def test_features_of_many_objects_a_column_at_a_time(traced: None) -> None:
-    # a copy of each kind's object table and a list of share arrays were alive beside the
-    # matrix: about 200 bytes per object at the peak, now under 140
+def test_features_of_many_objects_a_column_at_a_time(traced: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a copy of each kind's object table, a list of share arrays and the counts per object and
+    # command were alive beside the matrix: about 200 bytes per object at the peak, now about 125
     many = synthetic_events(paths=50_000, events=200_000)
     fo = prepare(many, None, FitConfig(types=2, seed=1))
     fo.top_commands  # noqa: B018 (cached)
+    monkeypatch.setattr(fit_module, "COUNT_ROWS", 4096, raising=False)  # what a chunk adds: per access
     features, _, peak = held_and_peak(fo.features)
     assert sum(m.shape[0] for m in features.values()) == fo.objects.height
-    assert peak < 170 * fo.objects.height
+    assert peak < 150 * fo.objects.height
 
 
 def test_command_chain_peak_per_access(events: pl.DataFrame, traced: None) -> None:

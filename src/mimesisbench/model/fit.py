@@ -12,7 +12,6 @@ the observed counts are kept.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -145,28 +144,37 @@ class FittedObjects:
 
     def features(self) -> dict[str, NDArray[np.float64]]:
         """The clustering features of each kind's objects (rows ``rows(kind)``; kinds without
-        objects left out). Each object's accesses of each top command come from one count of the
-        access table (``counts[obj, slot]``), dropped once the features are made."""
+        objects left out). The last columns, the shares of the kind's top commands in each
+        object's accesses, are counted into the matrix itself a chunk of accesses at a time (no
+        count per object and command beside it), then divided by the object's accesses."""
         tops = self.top_commands
         union = sorted(set(tops["file"]) | set(tops["directory"]))
-        n_cmds = len(self.view.commands)
-        slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
+        slot = np.full(len(self.view.commands), len(union), dtype=np.int64)  # the last slot: every other command
         slot[union] = np.arange(len(union))
-        counts = _slot_counts(self.access_object_rows, self.acc_cmd, slot, len(union) + 1, self.objects.height)
-        accesses = self.objects["accesses"].to_numpy()
+        width = len(union) + 1
         out: dict[str, NDArray[np.float64]] = {}
+        position = np.zeros(self.objects.height, dtype=np.int64)  # each object row's row in its kind's matrix
         for kind in KINDS:
             rows = self.rows(kind)
-            if rows.size == 0:
-                continue
-            matrix = feature_matrix(self.objects, self.t0, self.window_ms, kind=kind, rows=rows,
-                                    extra_columns=len(tops[kind]))
-            # the shares of the kind's top commands in each object's accesses, a column at a time
+            if rows.size:
+                out[kind] = feature_matrix(self.objects, self.t0, self.window_ms, kind=kind, rows=rows,
+                                           extra_columns=len(tops[kind]))
+                out[kind][:, out[kind].shape[1] - len(tops[kind]) :] = 0.0
+                position[rows] = np.arange(rows.size)
+        for at in _chunks(self.acc_cmd.size):
+            obj = self.access_object_rows(at)  # ascending
+            lo, hi = int(obj[0]), int(obj[-1])
+            keys = (obj - lo).astype(np.int64) * width + slot[self.acc_cmd[at]]
+            block = np.bincount(keys, minlength=(hi - lo + 1) * width).reshape(hi - lo + 1, width)
+            for kind, matrix in out.items():
+                sel = np.flatnonzero(self.is_dir[lo : hi + 1] == (kind == "directory"))
+                first = matrix.shape[1] - len(tops[kind])
+                for j, c in enumerate(tops[kind]):  # counts are exact in float64
+                    matrix[position[lo + sel], first + j] += block[sel, union.index(c)]
+        accesses = self.objects["accesses"].to_numpy()
+        for kind, matrix in out.items():
             first = matrix.shape[1] - len(tops[kind])
-            kind_accesses = np.maximum(accesses[rows], 1).astype(np.float64)
-            for j, c in enumerate(tops[kind]):
-                matrix[:, first + j] = counts[rows, union.index(c)] / kind_accesses
-            out[kind] = matrix
+            matrix[:, first:] /= np.maximum(accesses[self.rows(kind)], 1).astype(np.float64)[:, None]
         return out
 
 
@@ -178,22 +186,6 @@ COUNT_ROWS = 1 << 20
 def _chunks(n: int) -> list[slice]:
     """``n`` rows as consecutive slices of at most ``COUNT_ROWS``."""
     return [slice(i, min(i + COUNT_ROWS, n)) for i in range(0, n, COUNT_ROWS)]
-
-
-def _slot_counts(objects_of: Callable[[slice], NDArray[np.integer]], cmd: NDArray[np.integer], slot: NDArray[np.int64],
-                 width: int, n: int) -> NDArray[np.int32]:
-    """``counts[o, s]``: the accesses of object ``o`` (below ``n``; ``objects_of(rows)`` gives the
-    object of each access of a slice of rows) whose command is in slot ``s`` (``slot[cmd]``, below
-    ``width``). Counted a chunk of rows at a time, each over the range of objects it holds (one
-    range per chunk of an access table, which is grouped by object)."""
-    counts = np.zeros((n, width), dtype=np.int32 if cmd.size < 2**31 else np.int64)
-    flat = counts.reshape(-1)
-    for at in _chunks(cmd.size):
-        part = objects_of(at)
-        lo, hi = int(part.min()), int(part.max())
-        keys = (part - lo).astype(np.int64) * width + slot[cmd[at]]
-        flat[lo * width : (hi + 1) * width] += np.bincount(keys, minlength=(hi - lo + 1) * width).astype(counts.dtype)
-    return counts
 
 
 @dataclass(frozen=True)

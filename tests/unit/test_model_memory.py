@@ -16,8 +16,9 @@ import polars as pl
 import pytest
 
 from mimesisbench.model import fit as fit_module
+from mimesisbench.model import objects as objects_module
 from mimesisbench.model.fit import FitConfig, fit_types, prepare
-from mimesisbench.model.objects import build_view
+from mimesisbench.model.objects import _relative_kept_times, build_view
 
 T0 = 1_700_000_000_000
 PATHS = 400
@@ -82,7 +83,7 @@ def test_features_count_commands_a_chunk_at_a_time(
     events: pl.DataFrame, traced: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the counts per object and command were keyed by one int64 array of every access and its
-    # temporaries (about 32 bytes per access at once)
+    # temporaries (about 32 bytes per access at once); now a mask of the accesses per command
     fo = prepare(events, None, FitConfig(types=2, seed=1))
     reference = {kind: m.copy() for kind, m in fo.features().items()}  # with the default chunk
     fo = prepare(events, None, FitConfig(types=2, seed=1))
@@ -94,15 +95,21 @@ def test_features_count_commands_a_chunk_at_a_time(
         np.testing.assert_array_equal(matrix, reference[kind])
 
 
-def test_slot_counts_match_one_count_of_all_accesses(monkeypatch: pytest.MonkeyPatch) -> None:
-    rng = np.random.default_rng(3)
-    obj = np.sort(rng.integers(0, 500, 20_000)).astype(np.int32)
-    cmd = rng.integers(0, 9, obj.size).astype(np.uint8)
-    slot = np.array([0, 1, 2, 3, 3, 3, 4, 3, 2], dtype=np.int64)
-    expected = np.bincount(obj.astype(np.int64) * 5 + slot[cmd], minlength=600 * 5).reshape(600, 5)
-    for rows in (1, 777, 4096, 1 << 20):
-        monkeypatch.setattr(fit_module, "COUNT_ROWS", rows)
-        np.testing.assert_array_equal(fit_module._slot_counts(obj, cmd, slot, 5, 600), expected)
+def test_feature_shares_are_each_objects_shares_of_its_top_commands(
+    events: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fo = prepare(events, None, FitConfig(types=2, seed=1))
+    monkeypatch.setattr(fit_module, "COUNT_ROWS", 777)  # objects' runs straddle chunks
+    features = fo.features()
+    rows = fo.access_object_rows(slice(0, fo.acc_time.size))
+    accesses = np.maximum(fo.objects["accesses"].to_numpy(), 1)
+    for kind, matrix in features.items():
+        tops = fo.top_commands[kind]
+        kind_rows = fo.rows(kind)
+        for j, cmd in enumerate(tops):
+            counts = np.bincount(rows[fo.acc_cmd == cmd], minlength=fo.objects.height)
+            np.testing.assert_array_equal(matrix[:, matrix.shape[1] - len(tops) + j],
+                                          counts[kind_rows] / accesses[kind_rows].astype(np.float64))
 
 
 def test_types_gather_their_accesses_without_an_order_of_all(
@@ -112,7 +119,7 @@ def test_types_gather_their_accesses_without_an_order_of_all(
     # the types were fitted; now each type gathers its objects' runs of accesses. Measured around
     # the grouping alone: each type's fit is replaced by a record of the accesses it was given.
     fo = prepare(events, None, FitConfig(types=2, seed=1))
-    fo.columns, fo.is_dir, getattr(fo, "_access_runs", None)  # noqa: B018 (cached per fit, not per labelling)
+    fo.columns, fo.is_dir  # noqa: B018 (cached per fit, not per labelling)
     given: dict[int, tuple[np.ndarray, str]] = {}
 
     def digest(obj: np.ndarray, time: np.ndarray, cmd: np.ndarray) -> str:
@@ -127,11 +134,13 @@ def test_types_gather_their_accesses_without_an_order_of_all(
     assert peak < 4 * events.height
     # each type's accesses are its objects' accesses, in the access table's order
     obj_ids = fo.objects["obj"].to_numpy()
+    acc_obj = build_view(events, event_tables=False, modelled_only=True).accesses["obj"].to_numpy()
+    acc_rows = np.searchsorted(obj_ids, acc_obj).astype(np.int32)  # each access's object row
     assert sorted(given) == list(range(1, 38))
     for type_id, (rows, seen) in given.items():
         np.testing.assert_array_equal(rows, np.flatnonzero(labels == type_id))
-        at = np.isin(fo.acc_obj, obj_ids[rows])
-        assert seen == digest(fo.acc_obj[at], fo.acc_time[at], fo.acc_cmd[at])
+        at = np.isin(acc_obj, obj_ids[rows])
+        assert seen == digest(acc_rows[at], fo.acc_time[at], fo.acc_cmd[at])
 
 
 def test_operation_counts_a_chunk_of_rows_at_a_time(
@@ -155,44 +164,55 @@ def test_view_peak_per_event(events: pl.DataFrame, traced: None) -> None:
     assert peak < 37 * events.height
 
 
-def test_fit_keeps_accesses_in_nine_bytes(events: pl.DataFrame) -> None:
-    # object id (4), time as int32 ms since the window's start (4, was the absolute int64) and
-    # command (1); the view's own access table is not kept beside the arrays
+def test_fit_keeps_accesses_in_five_bytes(events: pl.DataFrame) -> None:
+    # time as int32 ms since an origin (4, was the absolute int64) and command (1); each object's
+    # accesses are a run (8 bytes per object), not an object id per access (4); the view's own
+    # access table is not kept beside the arrays
     fo = prepare(events, None, FitConfig(types=2, seed=1))
-    n = fo.acc_obj.size
-    assert fo.acc_obj.nbytes + fo.acc_time.nbytes + fo.acc_cmd.nbytes <= 9 * n
+    n = fo.acc_time.size
+    assert fo.acc_time.nbytes + fo.acc_cmd.nbytes <= 5 * n and fo.acc_start.size == fo.objects.height + 1
     assert fo.view.accesses.height == 0
-    absolute = build_view(events, event_tables=False, modelled_only=True).accesses["time_ms"].to_numpy()
-    np.testing.assert_array_equal(fo.acc_time.astype(np.int64) + fo.t0, absolute)
+    accesses = build_view(events, event_tables=False, modelled_only=True).accesses
+    absolute = accesses["time_ms"].to_numpy()
+    assert absolute.dtype == np.int64  # relative times only when asked for
+    np.testing.assert_array_equal(absolute - fo.acc_time, np.full(n, int(events["time_ms"].min())))
+    rows = np.searchsorted(fo.objects["obj"].to_numpy(), accesses["obj"].to_numpy())
+    for start, stop in ((0, n), (0, 1), (5, 6), (17, 4000), (n - 3, n), (n - 1, n + 10), (n, n)):
+        np.testing.assert_array_equal(fo.access_object_rows(slice(start, stop)), rows[start:stop])
 
 
-def test_relative_times_keep_int64_past_int32() -> None:
+def test_relative_kept_times_keep_int64_past_int32(monkeypatch: pytest.MonkeyPatch) -> None:
     times = np.array([0, 5, 2**31 + 7], dtype=np.int64) + T0
-    out = fit_module._relative_times(times, T0, T0 + 2**31 + 8)
-    assert out.dtype == np.int64 and out.tolist() == [0, 5, 2**31 + 7]
-    short = fit_module._relative_times(times[:2], T0, T0 + 10)
-    assert short.dtype == np.int32 and short.tolist() == [0, 5]
+    out, base = _relative_kept_times(times, None)
+    assert out.dtype == np.int64 and base == 0 and (out == times).all()
+    short, base = _relative_kept_times(times[:2], np.array([False, True]))
+    assert short.dtype == np.int32 and base == T0 and short.tolist() == [5]
+    monkeypatch.setattr(objects_module, "EVENT_ROWS", 2)  # chunks of rows give the same
+    chunked, _ = _relative_kept_times(np.arange(9, dtype=np.int64) + T0, np.arange(9) % 3 > 0)
+    assert chunked.tolist() == [1, 2, 4, 5, 7, 8]
 
 
-def test_features_of_many_objects_a_column_at_a_time(traced: None) -> None:
-    # a copy of each kind's object table and a list of share arrays were alive beside the
-    # matrix: about 200 bytes per object at the peak, now under 140
+def test_features_of_many_objects_a_column_at_a_time(traced: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a copy of each kind's object table, a list of share arrays and the counts per object and
+    # command were alive beside the matrix: about 200 bytes per object at the peak, now about 125
     many = synthetic_events(paths=50_000, events=200_000)
     fo = prepare(many, None, FitConfig(types=2, seed=1))
     fo.top_commands  # noqa: B018 (cached)
+    monkeypatch.setattr(fit_module, "COUNT_ROWS", 4096, raising=False)  # what a chunk adds: per access
     features, _, peak = held_and_peak(fo.features)
     assert sum(m.shape[0] for m in features.values()) == fo.objects.height
-    assert peak < 170 * fo.objects.height
+    assert peak < 150 * fo.objects.height
 
 
 def test_command_chain_peak_per_access(events: pl.DataFrame, traced: None) -> None:
     # local command ids and transition keys were int64 and the gaps made twice: about 42 bytes
     # per access, now 16-bit keys and the type's gaps: about 24
     fo = prepare(events, None, FitConfig(types=2, seed=1))
-    gaps = np.diff(fo.acc_time)[fo.acc_obj[1:] == fo.acc_obj[:-1]]
-    reference = fit_module._command_chain(fo.acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64)
+    acc_obj = fo.access_object_rows(slice(0, fo.acc_time.size))
+    gaps = np.diff(fo.acc_time)[acc_obj[1:] == acc_obj[:-1]]
+    reference = fit_module._command_chain(acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64)
     chain, _, peak = held_and_peak(
-        lambda: fit_module._command_chain(fo.acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64, gaps)
+        lambda: fit_module._command_chain(acc_obj, fo.acc_time, fo.acc_cmd, fo.view.commands, 64, gaps)
     )
-    assert peak < 32 * fo.acc_obj.size
+    assert peak < 32 * acc_obj.size
     assert chain == reference

@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import cast
 
 import numpy as np
 import polars as pl
@@ -46,6 +45,8 @@ MIN_TRANSITION_GAPS = 30
 #: the trace's most frequent access commands (per kind) whose shares are clustering features
 TOP_COMMANDS = 6
 KINDS = ("file", "directory")
+#: object columns the fit does not read once the namespace is fitted (dropped from its table)
+UNREAD_COLUMNS = ("renames", "depth")
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,10 @@ class FittedObjects:
     has_snapshot: bool
     op_counts: dict[str, int]  # operations per audit cmd (allowed events in the window)
     namespace: NamespaceShape  # independent of the clustering: fitted once, shared by every K
-    acc_obj: NDArray[np.int32]  # the access table as numpy (sorted by object, then time)
-    acc_time: NDArray[np.signedinteger]  # ms since t0 (int32 for a window under 2**31 ms: see _relative_times)
+    # the access table as numpy, grouped by object (the object table's row order), time order within
+    # one: object row r's accesses are rows acc_start[r] to acc_start[r + 1] (its ``accesses`` count)
+    acc_start: NDArray[np.int64]
+    acc_time: NDArray[np.signedinteger]  # ms since an origin (int32 for a trace under 2**31 ms): only differences are read
     acc_cmd: NDArray[np.integer]  # index into ``view.commands``
     pathless: list[PathlessCommand] = field(default_factory=list)
     pathless_counts: dict[str, int] = field(default_factory=dict)  # allowed events without a path per cmd
@@ -102,26 +105,22 @@ class FittedObjects:
         """Rows of the object table of one kind ("file" or "directory")."""
         return np.flatnonzero(self.is_dir if kind == "directory" else ~self.is_dir)
 
-    @cached_property
-    def _obj_is_dir(self) -> NDArray[np.bool_]:
-        out = np.zeros(int(cast(int, self.objects["obj"].max())) + 1, dtype=bool)
-        out[self.objects["obj"].to_numpy()] = self.is_dir
-        return out
-
-    @cached_property
-    def _access_runs(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """Per object row, the first access row of its object and the row after its last (the
-        access table is grouped by object, ascending)."""
-        obj_ids = self.objects["obj"].to_numpy()
-        return np.searchsorted(self.acc_obj, obj_ids, "left"), np.searchsorted(self.acc_obj, obj_ids, "right")
+    def access_object_rows(self, at: slice) -> NDArray[np.int32]:
+        """The object row of each access of the rows ``at`` (a slice of the access table)."""
+        start, stop = at.start or 0, min(at.stop, int(self.acc_start[-1]))
+        if stop <= start:
+            return np.empty(0, dtype=np.int32)
+        first = int(np.searchsorted(self.acc_start, start, "right")) - 1
+        last = int(np.searchsorted(self.acc_start, stop - 1, "right")) - 1
+        bounds = np.clip(self.acc_start[first : last + 2], start, stop)
+        return np.repeat(np.arange(first, last + 1, dtype=np.int32), np.diff(bounds))
 
     def access_rows(self, rows: NDArray[np.intp]) -> NDArray[np.signedinteger]:
         """The access rows of the objects of ``rows`` (object rows, ascending), in the table's
         order: each object's run of accesses, one after the other."""
-        lo, hi = self._access_runs
-        starts, lengths = lo[rows], hi[rows] - lo[rows]
+        starts, lengths = self.acc_start[rows], self.acc_start[rows + 1] - self.acc_start[rows]
         total = int(lengths.sum())
-        dtype = np.int32 if self.acc_obj.size < 2**31 else np.int64
+        dtype = np.int32 if self.acc_time.size < 2**31 else np.int64
         # each row's offset from its run's start, plus the start: a run at a time without a loop
         shift = (starts - (np.cumsum(lengths) - lengths)).astype(dtype)
         return np.arange(total, dtype=dtype) + np.repeat(shift, lengths)
@@ -133,7 +132,7 @@ class FittedObjects:
         n_cmds = len(self.view.commands)
         per_kind = np.zeros((n_cmds, 2), dtype=np.int64)
         for at in _chunks(self.acc_cmd.size):  # a chunk's keys at a time, not 8 bytes per access at once
-            keys = self.acc_cmd[at].astype(np.int64) * 2 + self._obj_is_dir[self.acc_obj[at]]
+            keys = self.acc_cmd[at].astype(np.int64) * 2 + self.is_dir[self.access_object_rows(at)]
             per_kind += np.bincount(keys, minlength=2 * n_cmds).reshape(n_cmds, 2)
 
         def top(col: int) -> list[int]:
@@ -145,30 +144,37 @@ class FittedObjects:
 
     def features(self) -> dict[str, NDArray[np.float64]]:
         """The clustering features of each kind's objects (rows ``rows(kind)``; kinds without
-        objects left out). Each object's accesses of each top command come from one count of the
-        access table (``counts[obj, slot]``), dropped once the features are made."""
+        objects left out). The last columns, the shares of the kind's top commands in each
+        object's accesses, are counted into the matrix itself a chunk of accesses at a time (no
+        count per object and command beside it), then divided by the object's accesses."""
         tops = self.top_commands
         union = sorted(set(tops["file"]) | set(tops["directory"]))
-        n_cmds = len(self.view.commands)
-        slot = np.full(n_cmds, len(union), dtype=np.int64)  # the last slot: every other command
+        slot = np.full(len(self.view.commands), len(union), dtype=np.int64)  # the last slot: every other command
         slot[union] = np.arange(len(union))
-        counts = _slot_counts(self.acc_obj, self.acc_cmd, slot, len(union) + 1, self._obj_is_dir.size)
-        obj_ids = self.objects["obj"].to_numpy()
-        accesses = self.objects["accesses"].to_numpy()
+        width = len(union) + 1
         out: dict[str, NDArray[np.float64]] = {}
+        position = np.zeros(self.objects.height, dtype=np.int64)  # each object row's row in its kind's matrix
         for kind in KINDS:
             rows = self.rows(kind)
-            if rows.size == 0:
-                continue
-            matrix = feature_matrix(self.objects, self.t0, self.window_ms, kind=kind, rows=rows,
-                                    extra_columns=len(tops[kind]))
-            # the shares of the kind's top commands in each object's accesses, a column at a time
+            if rows.size:
+                out[kind] = feature_matrix(self.objects, self.t0, self.window_ms, kind=kind, rows=rows,
+                                           extra_columns=len(tops[kind]))
+                out[kind][:, out[kind].shape[1] - len(tops[kind]) :] = 0.0
+                position[rows] = np.arange(rows.size)
+        for at in _chunks(self.acc_cmd.size):
+            obj = self.access_object_rows(at)  # ascending
+            lo, hi = int(obj[0]), int(obj[-1])
+            keys = (obj - lo).astype(np.int64) * width + slot[self.acc_cmd[at]]
+            block = np.bincount(keys, minlength=(hi - lo + 1) * width).reshape(hi - lo + 1, width)
+            for kind, matrix in out.items():
+                sel = np.flatnonzero(self.is_dir[lo : hi + 1] == (kind == "directory"))
+                first = matrix.shape[1] - len(tops[kind])
+                for j, c in enumerate(tops[kind]):  # counts are exact in float64
+                    matrix[position[lo + sel], first + j] += block[sel, union.index(c)]
+        accesses = self.objects["accesses"].to_numpy()
+        for kind, matrix in out.items():
             first = matrix.shape[1] - len(tops[kind])
-            kind_accesses = np.maximum(accesses[rows], 1).astype(np.float64)
-            kind_ids = obj_ids[rows]
-            for j, c in enumerate(tops[kind]):
-                matrix[:, first + j] = counts[kind_ids, union.index(c)] / kind_accesses
-            out[kind] = matrix
+            matrix[:, first:] /= np.maximum(accesses[self.rows(kind)], 1).astype(np.float64)[:, None]
         return out
 
 
@@ -180,21 +186,6 @@ COUNT_ROWS = 1 << 20
 def _chunks(n: int) -> list[slice]:
     """``n`` rows as consecutive slices of at most ``COUNT_ROWS``."""
     return [slice(i, min(i + COUNT_ROWS, n)) for i in range(0, n, COUNT_ROWS)]
-
-
-def _slot_counts(obj: NDArray[np.int32], cmd: NDArray[np.integer], slot: NDArray[np.int64], width: int,
-                 n: int) -> NDArray[np.int32]:
-    """``counts[o, s]``: the accesses of object ``o`` (ids below ``n``) whose command is in slot
-    ``s`` (``slot[cmd]``, below ``width``). Counted a chunk of rows at a time, each over the range
-    of objects it holds (one range per chunk of an access table, which is grouped by object)."""
-    counts = np.zeros((n, width), dtype=np.int32 if obj.size < 2**31 else np.int64)
-    flat = counts.reshape(-1)
-    for at in _chunks(obj.size):
-        part = obj[at]
-        lo, hi = int(part.min()), int(part.max())
-        keys = (part - lo).astype(np.int64) * width + slot[cmd[at]]
-        flat[lo * width : (hi + 1) * width] += np.bincount(keys, minlength=(hi - lo + 1) * width).astype(counts.dtype)
-    return counts
 
 
 @dataclass(frozen=True)
@@ -254,7 +245,8 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     with ThreadPoolExecutor(max_workers=1) as pool:
         op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
         # the fit reads objects and accesses only; accesses a schedule cannot hold are left out
-        view = build_view(events, snapshot, event_tables=False, modelled_only=True, object_paths=False)
+        view = build_view(events, snapshot, event_tables=False, modelled_only=True, object_paths=False,
+                          relative_times=True)
         counted = op_counts.result()
     pathless_counts: dict[str, int] = {}
     pathless: list[PathlessCommand] = []
@@ -265,37 +257,27 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
     if view.objects.height == 0:
         raise TraceError("the trace names no object (only unknown operations)")
     acc = view.accesses
-    acc_obj, acc_cmd = acc["obj"].to_numpy(), acc["cmd"].to_numpy()
-    acc_time = _relative_times(acc["time_ms"].to_numpy(), t0, t_end)
-    # the fit keeps the accesses as these arrays only (the view's table would hold the absolute times)
-    view = replace(view, accesses=acc.clear())
+    acc_time, acc_cmd = acc["time_ms"].to_numpy(), acc["cmd"].to_numpy()
+    # the accesses' objects as each object row's run (the objects' ``accesses``), not an id per access
+    acc_start = np.concatenate([[0], np.cumsum(view.objects["accesses"].to_numpy())])
     del acc
-    file_depths = view.objects.filter(~pl.col("is_dir"))["depth"]
+    namespace = fit_namespace(view.directories, view.objects.filter(~pl.col("is_dir"))["depth"])
+    # the fit keeps the accesses as these arrays only, and the object columns it reads
+    view = replace(view, accesses=view.accesses.clear(), objects=view.objects.drop(UNREAD_COLUMNS))
     return FittedObjects(
         op_counts=counted,
         pathless_counts=pathless_counts,
         pathless=pathless,
         view=view,
         objects=view.objects,
-        acc_obj=acc_obj,
+        acc_start=acc_start,
         acc_time=acc_time,
         acc_cmd=acc_cmd,
         t0=t0,
         window_ms=t_end - t0,
         has_snapshot=snapshot is not None and snapshot.height > 0,
-        namespace=fit_namespace(view.directories, file_depths),
+        namespace=namespace,
     )
-
-
-def _relative_times(times: NDArray[np.int64], t0: int, t_end: int) -> NDArray[np.signedinteger]:
-    """``times`` (in ``[t0, t_end)``) as milliseconds since ``t0``: int32 (half the memory) when
-    the window is shorter than 2**31 ms (24.8 days), else int64. Only their differences are read."""
-    if t_end - t0 >= 2**31:
-        return times - t0
-    out = np.empty(times.size, dtype=np.int32)
-    for at in _chunks(times.size):  # no int64 temporary of every time
-        out[at] = times[at] - t0
-    return out
 
 
 def pathless_commands(without_path: pl.DataFrame, points: int) -> list[PathlessCommand]:
@@ -419,7 +401,7 @@ class _Accesses:
     """One type's accesses: grouped by object, time order within one."""
 
     obj: NDArray[np.int32]
-    time: NDArray[np.signedinteger]  # ms since the window's start (int32 or int64)
+    time: NDArray[np.signedinteger]  # ms since an origin (int32 or int64): only differences are read
     cmd: NDArray[np.integer]
 
     def gaps(self) -> NDArray[np.signedinteger]:
@@ -505,8 +487,10 @@ def fit_types(fo: FittedObjects, labels: NDArray[np.int16], config: FitConfig) -
             return None
         kind = "directory" if fo.is_dir[rows[0]] else "file"
         at = fo.access_rows(rows)
-        acc = _Accesses(obj=fo.acc_obj[at], time=fo.acc_time[at], cmd=fo.acc_cmd[at])
-        del at
+        lengths = fo.acc_start[rows + 1] - fo.acc_start[rows]
+        # each access's object (its row: only where it changes is read)
+        acc = _Accesses(obj=np.repeat(rows.astype(np.int32), lengths), time=fo.acc_time[at], cmd=fo.acc_cmd[at])
+        del at, lengths
         return _fit_type(type_id, kind, cols, rows, acc, fo.t0, n_created[kind], config.points, fo.view.commands)
 
     # the types are independent and their sorts release the GIL: two threads use both cores

@@ -64,7 +64,7 @@ class ObjectView:
 
     directories: pl.Series  # String, unique directory paths (no trailing slash; "/" is the root)
     objects: pl.DataFrame  # one row per object: obj (Int32 id) and OBJECT_COLUMNS (path: unless left out)
-    accesses: pl.DataFrame  # obj Int32, time_ms Int64, cmd (index into ``commands``), sorted by (obj, time)
+    accesses: pl.DataFrame  # obj Int32, time_ms Int64 (relative: see build_view), cmd (index into ``commands``), sorted by (obj, time)
     commands: tuple[str, ...]  # the audit cmd names that ``accesses.cmd`` and ``events.op`` index
     events: pl.DataFrame  # time_ms, obj, op (Enum): every allowed event with a path (empty: see build_view)
     unmodelled: dict[str, int]  # accesses per cmd whose (cmd, kind) a schedule cannot hold (``opcode_for``)
@@ -237,6 +237,54 @@ def _row_of_each_code(codes: NDArray[np.uint32], rows: NDArray[np.integer], size
     return at
 
 
+#: event rows read at a time where a pass over every event needs row numbers or copies
+EVENT_ROWS = 1 << 20
+
+
+def _relative_kept_times(times: NDArray[np.int64], keep: NDArray[np.bool_] | None) -> tuple[NDArray[np.signedinteger[Any]], int]:
+    """The times of the ``keep`` rows (None: all) as ms since an origin at or before each (the
+    earliest time of all rows) and that origin: int32 (half the memory) when all rows span less
+    than 2**31 ms (24.8 days), else the int64 times themselves (origin 0). Made a chunk at a time."""
+    if times.size == 0 or int(times.max()) - int(times.min()) >= 2**31:
+        return (times if keep is None else times[keep]), 0
+    base = int(times.min())
+    out = np.empty(times.size if keep is None else int(np.count_nonzero(keep)), dtype=np.int32)
+    filled = 0
+    for start in range(0, times.size, EVENT_ROWS):
+        part = times[start : start + EVENT_ROWS]
+        if keep is not None:
+            part = part[keep[start : start + EVENT_ROWS]]
+        out[filled : filled + part.size] = part - base
+        filled += part.size
+    return out, base
+
+
+def _rows_of_codes(codes: NDArray[np.uint32], rows: NDArray[np.bool_] | None, size: int) -> NDArray[np.int64]:
+    """``at[code]``: a row holding ``code`` among the ``rows`` (None: all), -1 for absent codes; a
+    chunk of rows at a time (no row number of every event)."""
+    at = np.full(size, -1, dtype=np.int64)
+    for start in range(0, codes.size, EVENT_ROWS):
+        stop = min(start + EVENT_ROWS, codes.size)
+        part, numbers = codes[start:stop], np.arange(start, stop)
+        if rows is not None:
+            part, numbers = part[rows[start:stop]], numbers[rows[start:stop]]
+        at[part] = numbers
+    return at
+
+
+def _gather_codes(lut: NDArray[np.int32], codes: NDArray[np.uint32], rows: NDArray[np.bool_] | None) -> NDArray[np.int32]:
+    """``lut[codes[rows]]`` (``rows``: a mask, None for all), a chunk at a time."""
+    if rows is None:
+        return lut[codes]
+    out = np.empty(int(np.count_nonzero(rows)), dtype=lut.dtype)
+    filled = 0
+    for start in range(0, codes.size, EVENT_ROWS):
+        part = lut[codes[start : start + EVENT_ROWS][rows[start : start + EVENT_ROWS]]]
+        out[filled : filled + part.size] = part
+        filled += part.size
+    return out
+
+
 def _event_arrays(
     events: pl.DataFrame, pool: Executor
 ) -> tuple[_EventArrays, Future[tuple[pl.Series, NDArray[np.uint64]]]]:
@@ -253,20 +301,13 @@ def _event_arrays(
     keep: NDArray[np.bool_] | None = None
     if allowed.null_count() or not allowed.all() or path_col.null_count() or op_col.null_count():
         keep = allowed.fill_null(False).to_numpy() & path_col.is_not_null().to_numpy() & op_col.is_not_null().to_numpy()
-    n_rows = events.height
-    row_dtype: type[np.signedinteger[Any]] = np.int32 if n_rows < 2**31 else np.int64
-    all_rows = np.arange(n_rows, dtype=row_dtype)
 
     # operations (of every event, as before filtering): codes -> index of the name in op_names.
     # A null's code (0, see ``_codes``) may be a real operation's too: texts are read from rows
     # holding a real operation only.
     op_codes = _codes(op_col, None)
     op_size = int(op_codes.max(initial=0)) + 1
-    if op_col.null_count():
-        op_rows = np.flatnonzero(op_col.is_not_null().to_numpy())
-        op_at = _row_of_each_code(op_codes[op_rows], op_rows, op_size)
-    else:
-        op_at = _row_of_each_code(op_codes, all_rows, op_size)
+    op_at = _rows_of_codes(op_codes, op_col.is_not_null().to_numpy() if op_col.null_count() else None, op_size)
     op_ucodes = np.flatnonzero(op_at >= 0)
     op_present = op_col.gather(op_at[op_ucodes]).cast(pl.String).to_list()
     op_names = tuple(sorted({o for o in op_present if o is not None} | set(_KNOWN_OPS)))
@@ -289,13 +330,7 @@ def _event_arrays(
     # each (any row, kept or not: a code has one text)
     # (a null path's code, 0, may be a real path's too: only kept rows, which have a path, are read)
     size = int(max(all_pcodes.max(initial=0), dcodes.max(initial=0))) + 1
-    if keep is None:
-        at_path = _row_of_each_code(all_pcodes, all_rows, size)
-    else:
-        kept_rows = np.flatnonzero(keep)
-        at_path = _row_of_each_code(all_pcodes[kept_rows], kept_rows, size)
-        del kept_rows
-    del all_rows
+    at_path = _rows_of_codes(all_pcodes, keep, size)
     at_dst = _row_of_each_code(dcodes, dst_rows, size)
     codes = np.flatnonzero((at_path >= 0) | (at_dst >= 0))
     from_path = at_path[codes] >= 0
@@ -354,20 +389,34 @@ def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[n
     order). Events come in time order (the event table's contract), so a stable sort by key
     suffices: done as two passes of numpy's radix sort on 16-bit digits, several times faster
     than a comparison sort of 32-bit keys."""
-    if times.size > 1 and not np.all(times[1:] >= times[:-1]):
+    if not _ascending(times):
         return np.lexsort((times, keys))
-    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    high = (keys >> 16).astype(np.uint16)  # ids are below 2**31 and not negative
-    if high.size and int(high.max()) > 0:
+    order = np.argsort(keys.astype(np.uint16), kind="stable")  # the low digit (the cast keeps the low 16 bits)
+    if keys.size and int(keys.max()) >= 1 << 16:  # ids are below 2**31 and not negative
         if order.size < 2**31:
             order = order.astype(np.int32)  # half the memory of an intp order
-        order = order[np.argsort(high[order], kind="stable")]
+        # the high digit in the low digit's order, a chunk at a time (no 32-bit temporary of all)
+        high = np.empty(keys.size, dtype=np.uint16)
+        for start in range(0, keys.size, EVENT_ROWS):
+            high[start : start + EVENT_ROWS] = keys[order[start : start + EVENT_ROWS]] >> 16
+        by_high = np.argsort(high, kind="stable")
+        del high
+        order = order[by_high]
     return order
+
+
+def _ascending(values: NDArray[np.integer]) -> bool:
+    """Whether ``values`` never decrease, a chunk at a time (no mask of every row)."""
+    for start in range(0, values.size - 1, EVENT_ROWS):
+        part = values[start : start + EVENT_ROWS + 1]
+        if not np.all(part[1:] >= part[:-1]):
+            return False
+    return True
 
 
 def _gaps_from_grouped(obj: NDArray[np.int32], times: NDArray[np.int64]) -> pl.DataFrame:
     same = obj[1:] == obj[:-1]
-    return pl.DataFrame({"obj": obj[1:][same], "gap_ms": np.diff(times)[same]},
+    return pl.DataFrame({"obj": obj[1:][same], "gap_ms": np.diff(times).astype(np.int64, copy=False)[same]},
                         schema={"obj": pl.Int32, "gap_ms": pl.Int64})
 
 
@@ -400,6 +449,7 @@ def build_view(
     event_tables: bool = True,
     modelled_only: bool = False,
     object_paths: bool = True,
+    relative_times: bool = False,
 ) -> ObjectView:
     """Classify paths, follow renames, split each object's events into its creation, its final
     deletion and its accesses, and compute the per-object table.
@@ -409,7 +459,10 @@ def build_view(
     alive beside them. ``modelled_only``: accesses that a schedule cannot hold for the object's
     kind (``opcode_for`` is None) are left out of the access table (and of the per-object counts;
     ``ObjectView.unmodelled`` counts them either way). ``object_paths=False`` leaves the ``path``
-    column out of the object table (the fit reads no object's path: a text per object less)."""
+    column out of the object table (the fit reads no object's path: a text per object less).
+    ``relative_times=True``: the access table's ``time_ms`` are ms since an origin at or before
+    the first event (Int32 when the events span less than 2**31 ms, else Int64): for a caller
+    that reads only their differences (the fit), half the memory."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
         names = ev.names
@@ -429,10 +482,10 @@ def build_view(
         is_dir = paths.is_in(directories.implode()).to_numpy().copy() if n else np.zeros(1, dtype=bool)
 
         code_pid = np.maximum(ev.code_pid, 0)
-        rows = None if ev.keep is None else np.flatnonzero(ev.keep)
-        time = ev.time if rows is None else ev.time[rows]
-        op = ev.op if rows is None else ev.op[rows]
-        pid = code_pid[ev.pcode] if rows is None else code_pid[ev.pcode[rows]]
+        # the kept rows' columns, by the mask (no row number of every kept event)
+        time, base = _relative_kept_times(ev.time, ev.keep)  # int32 ms since ``base`` where they fit
+        op = ev.op if ev.keep is None else ev.op[ev.keep]
+        pid = _gather_codes(code_pid, ev.pcode, ev.keep)
         listed_only = _listed_only(names, op, pid, n) & ~is_dir
         if in_snapshot is not None:
             listed_only &= ~in_snapshot[: listed_only.size]  # the snapshot knows it as a file
@@ -440,10 +493,11 @@ def build_view(
             is_dir |= listed_only
             directories = pl.concat([directories, paths.filter(pl.Series(listed_only[:n]))]).unique().sort()
         ren = np.flatnonzero(op == names.op_index(RENAME))
-        dst = ev.destinations(ren if rows is None else rows[ren])
+        # the renames' rows in the event table: the kept rows that are renames
+        dst = ev.destinations(ren if ev.keep is None else np.flatnonzero(ev.kept(ev.op == names.op_index(RENAME))))
         flagged = int(is_dir.sum())
         root, last = _rename_roots(pid[ren], dst, is_dir)
-        del ev, rows, ren, dst
+        del ev, ren, dst
         # the depth of each path id (string work), on the other core while events are grouped
         depths = pool.submit(lambda: _normalised_depths(paths))
         if int(is_dir.sum()) > flagged:  # directories renamed to paths not known as directories
@@ -456,14 +510,14 @@ def build_view(
         del pid
         # without the event table: fresh empty columns (a ``[:0]`` view would keep the whole
         # array alive through the table, which holds numpy's buffer)
-        events_table = pl.DataFrame({"time_ms": time if event_tables else np.empty(0, dtype=time.dtype),
+        events_table = pl.DataFrame({"time_ms": time.astype(np.int64) + base if event_tables else np.empty(0, dtype=np.int64),
                                      "obj": obj if event_tables else np.empty(0, dtype=obj.dtype),
                                      "op": names.op_series(op if event_tables else op[:0])})
         events_of_objects = [time, op, obj]  # handed over: _object_table drops them once grouped
         del time, op, obj
-        objects, accesses, unmodelled = _object_table(names, events_of_objects, is_dir, in_snapshot, touched,
+        objects, accesses, unmodelled = _object_table(names, events_of_objects, base, is_dir, in_snapshot, touched,
                                                       (root, last), snapshot, modelled_only, (parent_of, depths),
-                                                      object_paths)
+                                                      object_paths, relative_times)
     return ObjectView(directories=directories, objects=objects, accesses=accesses, commands=names.op_names,
                       events=events_table, unmodelled=unmodelled)
 
@@ -497,6 +551,7 @@ def _with_renamed_directories(directories: pl.Series, paths: pl.Series, is_dir: 
 def _object_table(
     names: _Names,
     events: list[Any],
+    base: int,
     is_dir: NDArray[np.bool_],
     in_snapshot: NDArray[np.bool_] | None,
     touched: NDArray[np.bool_] | None,
@@ -505,16 +560,18 @@ def _object_table(
     modelled_only: bool,
     per_path: tuple[Future[NDArray[np.int32]], Future[NDArray[np.int16]]],
     object_paths: bool = True,
+    relative_times: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
     """Per-object reductions over dense object ids (numpy) and the access table.
 
-    ``events``: the events' time (Int64), operation index and object id, in time order; the list
-    is emptied (the caller keeps no other reference), so each column goes once grouped.
+    ``events``: the events' time (ms since ``base``: see ``_relative_kept_times``), operation
+    index and object id, in time order; the list is emptied (the caller keeps no other
+    reference), so each column goes once grouped.
 
     Events are grouped by object once (time order kept): an object's first and last events tell
     its creation and deletion, the rest are its accesses. Times are read through the grouping
     order where needed (no grouped copy of every event's time)."""
-    time: NDArray[np.int64] = events.pop(0)
+    time: NDArray[np.signedinteger[Any]] = events.pop(0)
     op: NDArray[np.unsignedinteger[Any]] = events.pop(0)
     obj: NDArray[np.int32] = events.pop(0)
     paths = names.paths
@@ -553,8 +610,8 @@ def _object_table(
     columns: dict[str, pl.Series | NDArray[Any]] = {"obj": ids.astype(np.int32, copy=False), "is_dir": obj_dir}
     if object_paths:
         columns["path"] = paths.gather(ids)
-    columns["created_ms"] = nullable(np.where(created, time[order[starts]], 0), created)
-    columns["deleted_ms"] = nullable(np.where(deleted, time[order[ends]], 0), deleted)
+    columns["created_ms"] = nullable(np.where(created, time[order[starts]].astype(np.int64) + base, 0), created)
+    columns["deleted_ms"] = nullable(np.where(deleted, time[order[ends]].astype(np.int64) + base, 0), deleted)
     del starts, ends, deleted
     columns["renames"] = np.bincount(g_obj[g_op == names.op_index(RENAME)], minlength=n)[ids].astype(np.int64, copy=False)
     a_obj, a_cmd = g_obj[access], g_op[access]
@@ -574,8 +631,8 @@ def _object_table(
 
     accessed = np.zeros(ids.size, dtype=bool)
     accessed[a_rows] = True
-    columns["first_access_ms"] = nullable(per_row(a_time[a_starts]), accessed)
-    columns["last_access_ms"] = nullable(per_row(a_time[a_ends]), accessed)
+    columns["first_access_ms"] = nullable(per_row(a_time[a_starts].astype(np.int64) + base), accessed)
+    columns["last_access_ms"] = nullable(per_row(a_time[a_ends].astype(np.int64) + base), accessed)
     del accessed
     columns["accesses"] = per_row(a_ends - a_starts + 1)  # grouped: an object's accesses are its run's length
     if a_obj.size:  # the accesses of each command per run, by sums over the runs (no copy per access)
@@ -603,8 +660,11 @@ def _object_table(
             pl.lit(False).alias("parent_made"),
         )
         table = pl.concat([table, cold.select(table.columns)])
+    if not relative_times and (base or a_time.dtype != np.int64):
+        a_time = a_time.astype(np.int64) + base
     access_table = pl.DataFrame({"obj": a_obj, "time_ms": a_time, "cmd": a_cmd},
-                                schema={"obj": pl.Int32, "time_ms": pl.Int64, "cmd": pl.UInt16 if a_cmd.dtype == np.uint16 else pl.UInt8})
+                                schema={"obj": pl.Int32, "time_ms": pl.Int32 if a_time.dtype == np.int32 else pl.Int64,
+                                        "cmd": pl.UInt16 if a_cmd.dtype == np.uint16 else pl.UInt8})
     return table.select("obj", *(c for c in OBJECT_COLUMNS if c in table.columns)), access_table, unmodelled
 
 

@@ -70,7 +70,8 @@ RANK = np.ones(max(OpCode) + 1, dtype=np.int64)  # indexed by OpCode; every acce
 RANK[[OpCode.CREATE, OpCode.MKDIRS]] = 0
 RANK[[OpCode.RENAME_FILE, OpCode.RENAME_DIR]] = 2
 RANK[[OpCode.DELETE, OpCode.DELETE_DIR]] = 3
-#: the most a chain type's stream is squeezed (its gaps shortened) to keep its accesses in the window
+#: a chain type's stream longer than its room by at most this share is squeezed (its gaps shortened)
+#: into it at once; a longer one is redrawn first (``_redraw_long_streams``)
 SQUEEZE = 0.05
 #: types of at most this many creations keep them all in the window (``creation_times``)
 FIT_CREATES = 1 << 16
@@ -531,8 +532,8 @@ def _label_parts(
 
 
 def _match_streams_to_room(
-    counts: I64, ops: NDArray[np.uint8], offsets: I64, length: I64, room: I64, rng: np.random.Generator
-) -> tuple[I64, NDArray[np.uint8], I64, I64]:
+    counts: I64, per_access: tuple[NDArray[Any], ...], length: I64, room: I64, rng: np.random.Generator
+) -> tuple[I64, tuple[NDArray[Any], ...], I64]:
     """Give the longest streams to the objects with the most room (rank matching; ties in random
     order). The streams are drawn independently of when their objects appear, but in a trace an
     object made late in the window had only the rest of the window for its accesses: without
@@ -549,7 +550,7 @@ def _match_streams_to_room(
     new_counts = counts[stream_of]
     new_start = np.cumsum(new_counts) - new_counts
     gather = np.arange(int(new_counts.sum()), dtype=np.int64) + np.repeat(start[stream_of] - new_start, new_counts)
-    return new_counts, ops[gather], offsets[gather], length[stream_of]
+    return new_counts, tuple(a[gather] for a in per_access), length[stream_of]
 
 
 def _chain_counted_streams(
@@ -567,9 +568,10 @@ def _chain_counted_streams(
 
     The popularity a profile holds is what its trace's window saw, so the N accesses are kept in
     the window: an object whose stream would end past the window's end starts earlier, just
-    enough (not before its origin: its creation, or t0); only a stream longer than the window
-    (from the origin) is cut. Without this a periodic poller seen for the whole window would lose
-    its last polls to the sum of its gaps' noise, and every object near the end a few accesses.
+    enough (not before its origin: its creation, or t0); a stream longer than the room from the
+    origin is redrawn (``_redraw_long_streams``) and, when still too long, squeezed into it.
+    Without this a periodic poller seen for the whole window would lose its last polls to the sum
+    of its gaps' noise, every object near the end a few accesses, and a hot object most of its.
 
     Returns (first access per object, object index per access, offset, op code per access, last
     kept offset per object, whether the window cut the object's accesses, whether its last kept
@@ -579,28 +581,24 @@ def _chain_counted_streams(
     states = chain.states(counts, rng)
     ops = chain.labels(states, counts)
     which, at = chain.transition_law(states, counts)
-    gaps = np.empty(at.size, dtype=np.int64)
-    for i, sampler in enumerate(laws.gap_samplers):
-        sel = np.flatnonzero(which == i)
-        gaps[sel] = sampler.draw(rng, sel.size)
-    rest = np.flatnonzero(which < 0)
-    gaps[rest] = laws.access.draw(rng, rest.size)
-    step = np.zeros(states.size, dtype=np.int64)
-    step[at] = gaps
-    offsets = np.cumsum(step)
     start = np.cumsum(counts) - counts
-    offsets -= np.repeat(offsets[start], counts)
+    step = np.zeros(states.size, dtype=np.int64)
+    step[at] = _transition_gaps(laws, which, rng)
+    offsets = _stream_offsets(step, counts, start)
     length = offsets[start + counts - 1]
     room = window_us - 1 - origin
     if (length > room).any():
-        counts, ops, offsets, length = _match_streams_to_room(counts, ops, offsets, length, room, rng)
+        counts, (ops, states, step), length = _match_streams_to_room(counts, (ops, states, step), length, room, rng)
         start = np.cumsum(counts) - counts
+        offsets, length = _redraw_long_streams(laws, chain, states, step, counts, start, room, rng)
     f_rel = np.repeat(np.arange(n, dtype=np.int64), counts)
     first = np.where(first + length < window_us, first, np.maximum(window_us - 1 - length, origin))
-    # a stream a little longer than the room from its origin is squeezed into it (its gaps by at
-    # most ``SQUEEZE``): the sum of many noisy gaps of a poller seen for the whole window overshoots
-    # the window about every other time
-    squeeze = (length > room) & (room >= (1.0 - SQUEEZE) * length) & (length > 0)
+    # a stream still longer than the room from its origin is squeezed into it: one a little longer
+    # (by at most ``SQUEEZE``, not redrawn) because the sum of many noisy gaps of a poller seen for
+    # the whole window overshoots the window about every other time; one that no redraw fitted
+    # because the object was hotter than its type's pooled gap law says, and the window held its
+    # whole stream (cut, a hot table's reads would be lost to the benchmark's load)
+    squeeze = (length > room) & (length > 0)
     if squeeze.any():
         factor = np.ones(n, dtype=np.float64)
         factor[squeeze] = room[squeeze] / length[squeeze]
@@ -613,6 +611,65 @@ def _chain_counted_streams(
     has = kept > 0
     last_rel[has] = offsets[start[has] + kept[has] - 1]
     return first, f_rel[keep], offsets[keep], ops[keep], last_rel, cut, ended
+
+
+def _transition_gaps(laws: Laws, which: NDArray[np.int64], rng: np.random.Generator) -> I64:
+    """One gap per entry of ``which`` (a transition's index into ``laws.gap_samplers``, -1: F_j)."""
+    gaps = np.empty(which.size, dtype=np.int64)
+    for i, sampler in enumerate(laws.gap_samplers):
+        sel = np.flatnonzero(which == i)
+        gaps[sel] = sampler.draw(rng, sel.size)
+    rest = np.flatnonzero(which < 0)
+    gaps[rest] = laws.access.draw(rng, rest.size)
+    return gaps
+
+
+def _stream_offsets(step: I64, counts: I64, start: I64) -> I64:
+    """Offsets from each object's first access, from the gaps before each access (object-major,
+    0 at an object's first access)."""
+    offsets = np.cumsum(step)
+    offsets -= np.repeat(offsets[start], counts)
+    return offsets
+
+
+def _redraw_long_streams(
+    laws: Laws,
+    chain: ChainLaw,
+    states: NDArray[np.int16],
+    step: I64,
+    counts: I64,
+    start: I64,
+    room: I64,
+    rng: np.random.Generator,
+) -> tuple[I64, I64]:
+    """Redraw the gaps of each stream longer than its object's room (by more than ``SQUEEZE``:
+    a squeeze fits those), up to ``FIT_TRIES`` times, keeping the first draw that fits (rejection
+    sampling: the gaps conditioned on the stream fitting, as every stream of the trace's window
+    did; a type's gap law pools its popular objects' short gaps with the rest, so a popular
+    object's stream drawn from it is often longer than the window: readers' hot tables lost a
+    fifth of their reads to the cut). Returns (offsets, length per object); ``step`` (the gaps,
+    object-major) is updated in place."""
+    offsets = _stream_offsets(step, counts, start)
+    length = offsets[start + counts - 1]
+    for _ in range(FIT_TRIES):
+        long = np.flatnonzero((length * (1.0 - SQUEEZE) > room) & (counts > 1))
+        if long.size == 0:
+            break
+        sub_counts = counts[long]
+        rows = np.repeat(start[long] - (np.cumsum(sub_counts) - sub_counts), sub_counts) + np.arange(
+            int(sub_counts.sum()), dtype=np.int64
+        )
+        which, at = chain.transition_law(states[rows], sub_counts)
+        trial = np.zeros(rows.size, dtype=np.int64)
+        trial[at] = _transition_gaps(laws, which, rng)
+        sub_start = np.cumsum(sub_counts) - sub_counts
+        sub_len = _stream_offsets(trial, sub_counts, sub_start)[sub_start + sub_counts - 1]
+        fits = sub_len <= room[long]
+        if fits.any():
+            sel = np.repeat(fits, sub_counts)
+            step[rows[sel]] = trial[sel]
+            length[long[fits]] = sub_len[fits]
+    return _stream_offsets(step, counts, start), length
 
 
 def _closing_streams(

@@ -201,27 +201,26 @@ def test_files_made_late_keep_the_accesses_the_window_left_them(tmp_path: Path, 
     assert accesses >= 0.93 * n_trace, (accesses, n_trace)
 
 
-def test_hot_files_keep_the_reads_the_window_saw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Reader-style load: 40 files of a warehouse (no creation in the window) are each stat-ed and
-    opened every g seconds through a 10-minute window, g from 2 s (hot tables) to 60 s (cold ones),
-    with +-30 % jitter. One type pools every file's gaps, so a hot file's hundreds of accesses
-    drawn from the pooled gap law last far longer than the window: cut at its end, the hot
-    files lost most of their reads (the schedule held about half of the trace's accesses). A
-    stream too long for the window is redrawn, else squeezed into it: the reads are kept."""
+def test_files_read_through_the_window_keep_their_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Reader-style load: 60 files of a warehouse (none made in the window) are each stat-ed and
+    opened at random (Poisson, every 15 s on average) through a 10-minute window. A stream of N
+    accesses drawn from the gap law lasts about the window, give or take a fifth: cut at the
+    window's end, a third of the files lost reads. A stream too long for its room is redrawn
+    (its gaps conditioned on fitting, as every stream in the trace did): the reads are kept."""
     window_ms = 600_000
     rng = np.random.default_rng(5)
     events: list[tuple[float, str, str, str]] = [(window_ms - 1.0, "getfileinfo", "/wh", "null")]
-    for k, gap_s in enumerate(np.geomspace(2.0, 60.0, 40)):
+    for k in range(60):
         path = f"/wh/t{k:02d}/part-00000"
-        t = float(rng.uniform(0, gap_s * 1000))
+        t = float(rng.exponential(15_000.0))
         while t < window_ms - 100:
             events.append((t, "getfileinfo", path, "null"))
             events.append((t + 15, "open", path, "null"))
-            t += gap_s * 1000 * float(rng.uniform(0.7, 1.3))
+            t += float(rng.exponential(15_000.0))
     generated = _fit_and_generate(_write(tmp_path / "readers.audit.log", events), tmp_path, capsys, types="1")
     opens = generated.filter(pl.col("op") == int(OpCode.OPEN)).height
     n_trace = sum(1 for e in events if e[1] == "open")
-    assert abs(opens - n_trace) <= 0.05 * n_trace, (opens, n_trace)
+    assert abs(opens - n_trace) <= 0.03 * n_trace, (opens, n_trace)
 
 
 def test_a_fitted_type_keeps_the_creations_its_window_saw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,9 +25,13 @@ from mimesisbench.profile.schema import (
     ProfileSource,
     WorkloadProfile,
 )
+from mimesisbench.results import rundir
+from mimesisbench.run.config import RunConfig
+from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.audit import export_audit, schedule_to_events
+from mimesisbench.synth.chains import ChainLaw
 from mimesisbench.synth.check import check_schedule
 from mimesisbench.synth.fidelity import read_trace_events, validate_profile
 from mimesisbench.synth.options import GenerateOptions
@@ -372,3 +376,56 @@ def test_a_chain_types_counted_accesses_stay_in_the_window() -> None:
     assert per_dir.size == 25
     assert (per_dir == 30).all(), per_dir
     assert int(s.time_us[sel].max()) < WINDOW_MS * 1000
+
+
+def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None:
+    """A job checks that its output is gone (``delete``, then ``getfileinfo``s that miss) before it
+    writes it again. The lookups after the delete stay lookups (GETFILEINFO_ABSENT); only the first
+    other access re-creates the object, and a delete right after a delete's lookups is that
+    re-creation (it starts no run of its own)."""
+    law = ChainLaw(v2_profile().types[2].model_copy(update={
+        "commands": CommandChain(
+            commands=["getfileinfo", "delete", "listStatus"],
+            share=[0.4, 0.3, 0.3],
+            first=[1.0, 0.0, 0.0],
+            next=[[0.4, 0.3, 0.3], [0.5, 0.2, 0.3], [0.4, 0.3, 0.3]],
+        )
+    }))
+    gfi, dele, ls = 0, 1, 2
+    streams = [[dele, gfi, gfi, ls, dele], [ls, dele, dele, dele, gfi, ls], [dele, gfi], [gfi, dele, gfi, dele, gfi]]
+    states = np.array([s for stream in streams for s in stream], dtype=np.int16)
+    counts = np.array([len(s) for s in streams], dtype=np.int64)
+    ops = law.labels(states, counts)
+    o = OpCode
+    absent, mk, dd, gd, ld = o.GETFILEINFO_ABSENT_DIR, o.MKDIRS_EXISTING, o.DELETE_DIR, o.GETFILEINFO_DIR, o.LIST_DIR
+    assert [OpCode(x) for x in ops] == [
+        dd, absent, absent, mk, dd,
+        ld, dd, mk, dd, absent, mk,
+        dd, absent,
+        gd, dd, absent, mk, gd,
+    ]
+    assert law.ends_deleted(ops, counts, counts).tolist() == [True, False, True, False]
+
+
+def test_a_schedule_with_misses_checks_and_replays_without_failures(tmp_path: Path) -> None:
+    """Files deleted mid-stream and stat-ed afterwards: the schedule is valid and a real file
+    system replays it with every operation ok (a miss is the lookup's expected answer)."""
+    chain = CommandChain(
+        commands=["getfileinfo", "delete", "create", "open"],
+        share=[0.4, 0.2, 0.2, 0.2],
+        first=[0.5, 0.0, 0.0, 0.5],
+        next=[[0.2, 0.3, 0.2, 0.3], [0.8, 0.0, 0.2, 0.0], [0.3, 0.0, 0.0, 0.7], [0.4, 0.4, 0.0, 0.2]],
+    )
+    p = v2_profile(total_creates=200)
+    p = p.model_copy(update={"types": [p.types[0].model_copy(update={"commands": chain, "new_dir_share": 0.0})]})
+    out, s, _ = generate_to(p, tmp_path / "s", GenerateOptions(duration_ms=20_000), seed=4)
+    res = check_schedule(out)
+    assert res.ok, res.message
+    counts = s.op_counts()
+    assert counts["getfileinfo_absent"] > 0 and counts["create_overwrite"] > 0
+    config = RunConfig(schedule=str(out), backend=f"posix:{tmp_path / 'base'}", out=str(tmp_path / "runs"))
+    report = run_benchmark(config, show_progress=False)
+    assert report.complete
+    summary = json.loads((report.run_dir / rundir.SUMMARY).read_text())
+    assert summary["operations"]["getfileinfo_absent"]["issued"] == counts["getfileinfo_absent"]
+    assert all(stats["failed"] == 0 for stats in summary["operations"].values()), summary["operations"]

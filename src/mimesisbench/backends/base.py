@@ -315,6 +315,15 @@ class Backend(ABC):
     def getfileinfo(self, path: str) -> None:
         """Read a file's metadata."""
 
+    def getfileinfo_absent(self, path: str) -> None:
+        """``getfileinfo`` of an object its stream deleted (GETFILEINFO_ABSENT): the lookup is
+        issued like any other, and *not found* is its expected answer, not a failure."""
+        try:
+            self.getfileinfo(path)
+        except Exception as exc:
+            if self.classify(exc) is not Outcome.NOT_FOUND:
+                raise
+
     def inspect(self, path: Any) -> Inspection | None:
         """What the backend sees at a native ``path`` (raises like ``getfileinfo`` when missing);
         None when it cannot tell (the conformance suite then skips its effect checks)."""

@@ -306,6 +306,11 @@ def _command_case(op: OpCode) -> Callable[[Target], None]:
             _check(size in (None, 0), f"{op.label}: the file has {size} bytes, expected 0")
             t.expect(op, Outcome.NOT_FOUND, missing)
             t.expect_names("/d", ["f"])
+        elif op in (Op.GETFILEINFO_ABSENT, Op.GETFILEINFO_ABSENT_DIR):
+            t.expect(op, Outcome.OK, here)
+            t.expect(op, Outcome.OK, missing)  # a miss is the lookup's expected answer
+            t.expect_names("/", ["d"])
+            t.expect_names("/d", ["f"])
         elif op is Op.CREATE_OVERWRITE:
             t.expect(op, Outcome.OK, here)
             t.expect(op, Outcome.OK, "/d/g")

@@ -580,6 +580,8 @@ class HdfsBackend(Backend):
         table = super().operation_table()
         table.update({
             o.GETFILEINFO_DIR: self.getfileinfo,
+            o.GETFILEINFO_ABSENT: self.getfileinfo_absent,
+            o.GETFILEINFO_ABSENT_DIR: self.getfileinfo_absent,
             o.CONTENT_SUMMARY: self.content_summary,
             o.CONTENT_SUMMARY_DIR: self.content_summary,
             o.SET_PERMISSION: self.set_permission,
@@ -678,6 +680,16 @@ class HdfsBackend(Backend):
             self._fail(exc)
 
     aio_getfileinfo_dir = aio_getfileinfo
+
+    async def aio_getfileinfo_absent(self, path: str) -> None:
+        """``getfileinfo`` of an object its stream deleted: not found is the expected answer."""
+        try:
+            await self.aio_getfileinfo(path)
+        except Exception as exc:
+            if classify_hdfs(exc) is not Outcome.NOT_FOUND:
+                raise
+
+    aio_getfileinfo_absent_dir = aio_getfileinfo_absent
 
     # ------------------------------------------------------------------ commands of format 2 (async)
 

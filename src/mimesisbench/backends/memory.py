@@ -290,6 +290,8 @@ class MemoryBackend(Backend):
         table.update({
             o.CREATE_OVERWRITE: self.create_overwrite,
             o.MKDIRS_EXISTING: self.mkdirs_existing,
+            o.GETFILEINFO_ABSENT: self.getfileinfo_absent,
+            o.GETFILEINFO_ABSENT_DIR: self.getfileinfo_absent,
             o.DELETE_DIR: self.delete_dir,
             o.SET_TIMES: self.set_times,
             o.SET_TIMES_DIR: self.set_times,

@@ -144,6 +144,14 @@ def _set_times(path: str | bytes) -> None:
     os.utime(path, ns=(SET_TIMES_NS, SET_TIMES_NS), follow_symlinks=False)
 
 
+def _lstat_absent(path: str | bytes) -> None:
+    """``lstat`` of an object its stream deleted (GETFILEINFO_ABSENT): not found is its answer."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+
+
 def _content_summary_dir(path: str | bytes) -> None:
     """``du``: every entry of the tree below ``path`` stat'ed once (symlinks not followed)."""
     os.lstat(path)
@@ -327,6 +335,8 @@ class PosixBackend(Backend):
                 o.MKDIRS: _mkdir,
                 o.GETFILEINFO: os.lstat,
                 o.GETFILEINFO_DIR: os.lstat,
+                o.GETFILEINFO_ABSENT: _lstat_absent,
+                o.GETFILEINFO_ABSENT_DIR: _lstat_absent,
                 o.CONTENT_SUMMARY: os.lstat,
                 o.CONTENT_SUMMARY_DIR: _content_summary_dir,
                 o.SET_PERMISSION: _set_permission,

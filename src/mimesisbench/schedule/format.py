@@ -104,6 +104,8 @@ class OpCode(IntEnum):
     GET_STORAGE_POLICY = 38
     GET_STORAGE_POLICY_DIR = 39
     NAMENODE = 40  # a NameNode-wide command without a path (src=null); target: index into the manifest's ``pathless_commands``
+    GETFILEINFO_ABSENT = 41  # getfileinfo of a file its stream deleted (and did not make again): a miss is its answer
+    GETFILEINFO_ABSENT_DIR = 42
 
     @property
     def label(self) -> str:
@@ -150,6 +152,8 @@ def _table() -> dict[OpCode, Command]:
         o.TRUNCATE: Command("truncate", "truncate", "file"),
         o.CONCAT: Command("concat", "concat", "file"),
         o.NAMENODE: Command("namenode", None, "none"),
+        o.GETFILEINFO_ABSENT: Command("getfileinfo_absent", "getfileinfo", "file"),
+        o.GETFILEINFO_ABSENT_DIR: Command("getfileinfo_absent_dir", "getfileinfo", "directory"),
     }
     pairs = (
         (o.CONTENT_SUMMARY, o.CONTENT_SUMMARY_DIR, "content_summary", "contentSummary"),

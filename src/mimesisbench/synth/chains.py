@@ -8,9 +8,12 @@ count, so they are a shrinking prefix): one vectorised draw per step, nothing pe
 
 Op codes come from ``opcode_for(cmd, kind)`` (an access is never the event that made the
 object: ``create`` is CREATE_OVERWRITE, ``mkdirs`` MKDIRS_EXISTING). Two fix-ups keep a stream
-replayable: an access after a mid-stream ``delete`` re-creates the object (CREATE_OVERWRITE on a
-file, MKDIRS_EXISTING on a directory) unless it already does; an object whose last access in the window is
-a ``delete`` is gone (``ends_deleted``: no lifecycle deletion follows).
+replayable: after a mid-stream ``delete`` the ``getfileinfo`` accesses that follow are lookups that
+miss (GETFILEINFO_ABSENT, as in a trace, where a job checks that its output is gone), and the first
+other access re-creates the object (CREATE_OVERWRITE on a file, MKDIRS_EXISTING on a directory)
+unless it does already; an object whose last access in the window is a
+``delete``, or a lookup that misses after one, is gone (``ends_deleted``: no lifecycle deletion
+follows).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ I64 = NDArray[np.int64]
 #: the op an access after a mid-stream delete becomes, per kind
 RECREATE = MappingProxyType({"file": OpCode.CREATE_OVERWRITE, "directory": OpCode.MKDIRS_EXISTING})
 REMOVE = MappingProxyType({"file": OpCode.DELETE, "directory": OpCode.DELETE_DIR})
+#: a lookup of the object, and the same lookup once its stream deleted it (a miss), per kind
+LOOKUP = MappingProxyType({"file": OpCode.GETFILEINFO, "directory": OpCode.GETFILEINFO_DIR})
+ABSENT = MappingProxyType({"file": OpCode.GETFILEINFO_ABSENT, "directory": OpCode.GETFILEINFO_ABSENT_DIR})
 
 
 def stratified(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
@@ -112,12 +118,34 @@ class ChainLaw:
         ends = np.cumsum(counts)
         last = np.zeros(ops.size, dtype=bool)
         last[ends[counts > 0] - 1] = True
-        remove, recreate = REMOVE[self.kind], RECREATE[self.kind]
-        deletes = np.flatnonzero((ops == remove) & ~last)
-        if deletes.size:
-            after = deletes + 1
-            after = after[ops[after] != recreate]
-            ops[after] = recreate
+        deletes = np.flatnonzero((ops == REMOVE[self.kind]) & ~last)
+        if deletes.size == 0:
+            return ops
+        # After a mid-stream delete the lookups that follow it miss (ABSENT); the first other
+        # access (the *stop*) re-creates the object unless it does already. A delete that is the
+        # stop of the delete before it becomes that re-creation, so it starts no run of its own:
+        # along a chain of deletes with only lookups between them every other one is kept.
+        n = ops.size
+        look = ops == LOOKUP[self.kind]
+        other = np.flatnonzero(~look)
+        prev_other = np.full(n, -1, dtype=np.int64)  # the last non-lookup at or before each access
+        prev_other[other] = other
+        np.maximum.accumulate(prev_other, out=prev_other)
+        next_other = np.full(n + 1, n, dtype=np.int64)  # the first non-lookup at or after it
+        next_other[other] = other
+        next_other = np.minimum.accumulate(next_other[::-1])[::-1]
+        obj_start = np.repeat(ends - counts, counts)
+        before = np.where(deletes > 0, prev_other[np.maximum(deletes - 1, 0)], -1)
+        linked = (before >= obj_start[deletes]) & (ops[np.maximum(before, 0)] == REMOVE[self.kind])
+        k = np.arange(deletes.size)
+        chain_start = np.maximum.accumulate(np.where(linked, 0, k))
+        kept = deletes[(k - chain_start) % 2 == 0]
+        starts_run = np.zeros(n, dtype=bool)
+        starts_run[kept] = True
+        ops[look & (prev_other >= obj_start) & starts_run[np.maximum(prev_other, 0)]] = ABSENT[self.kind]
+        stop = next_other[kept + 1]
+        stop = stop[stop < np.repeat(ends, counts)[kept]]
+        ops[stop] = RECREATE[self.kind]
         return ops
 
     def ends_deleted(self, ops: NDArray[np.uint8], counts: I64, kept: I64) -> NDArray[np.bool_]:
@@ -126,7 +154,8 @@ class ChainLaw:
         start = np.cumsum(counts) - counts
         out = np.zeros(counts.size, dtype=bool)
         has = np.flatnonzero(kept > 0)
-        out[has] = ops[start[has] + kept[has] - 1] == REMOVE[self.kind]
+        last = ops[start[has] + kept[has] - 1]
+        out[has] = (last == REMOVE[self.kind]) | (last == ABSENT[self.kind])
         return out
 
     def transition_law(self, states: NDArray[np.int16], counts: I64) -> tuple[NDArray[np.int64], I64]:

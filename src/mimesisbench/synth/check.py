@@ -10,7 +10,7 @@ step per event), not for Yahoo-scale schedules.
 Format 2's operations: every access of a file or directory (getfileinfo, contentSummary,
 setPermission, ...) needs its object; CREATE_OVERWRITE needs the parent and (re)creates the
 file; MKDIRS_EXISTING needs the parent (re)makes the directory; DELETE_DIR removes a directory
-and everything under it; NAMENODE (no path) needs its target to index the manifest's
+and everything under it; GETFILEINFO_ABSENT(_DIR) is valid whether its object exists or not; NAMENODE (no path) needs its target to index the manifest's
 ``pathless_commands``.
 """
 
@@ -91,6 +91,8 @@ class _Model:
             live_dirs.discard(path)
             live_dirs.add(new)
             dir_gen[target] += 1
+        elif op == OpCode.GETFILEINFO_ABSENT_DIR:
+            return None  # a lookup that may miss
         elif path not in live_dirs:  # DELETE_DIR and every access need the directory
             return f"directory {path} does not exist"
         elif op == OpCode.DELETE_DIR:
@@ -147,6 +149,8 @@ class _Model:
                 return f"rename destination {new} exists"
             live_files.discard(path)
             live_files.add(new)
+        elif op == OpCode.GETFILEINFO_ABSENT:
+            return None  # a lookup that may miss
         elif path not in live_files:  # every other operation reads or changes the file in place
             return f"file {path} does not exist"
         return None

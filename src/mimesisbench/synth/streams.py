@@ -569,9 +569,9 @@ def _chain_counted_streams(
     The popularity a profile holds is what its trace's window saw, so the N accesses are kept in
     the window: an object whose stream would end past the window's end starts earlier, just
     enough (not before its origin: its creation, or t0); a stream longer than the room from the
-    origin is redrawn (``_redraw_long_streams``) and, when still too long, squeezed into it.
-    Without this a periodic poller seen for the whole window would lose its last polls to the sum
-    of its gaps' noise, every object near the end a few accesses, and a hot object most of its.
+    origin is redrawn (``_redraw_long_streams``); one still too long is squeezed when a little
+    too long, else cut. Without this a periodic poller seen for the whole window would lose its
+    last polls to the sum of its gaps' noise, and every object near the end a few accesses.
 
     Returns (first access per object, object index per access, offset, op code per access, last
     kept offset per object, whether the window cut the object's accesses, whether its last kept
@@ -593,12 +593,11 @@ def _chain_counted_streams(
         offsets, length = _redraw_long_streams(laws, chain, states, step, counts, start, room, rng)
     f_rel = np.repeat(np.arange(n, dtype=np.int64), counts)
     first = np.where(first + length < window_us, first, np.maximum(window_us - 1 - length, origin))
-    # a stream still longer than the room from its origin is squeezed into it: one a little longer
-    # (by at most ``SQUEEZE``, not redrawn) because the sum of many noisy gaps of a poller seen for
-    # the whole window overshoots the window about every other time; one that no redraw fitted
-    # because the object was hotter than its type's pooled gap law says, and the window held its
-    # whole stream (cut, a hot table's reads would be lost to the benchmark's load)
-    squeeze = (length > room) & (length > 0)
+    # a stream a little longer than the room from its origin (by at most ``SQUEEZE``) is squeezed
+    # into it: the sum of many noisy gaps of a poller seen for the whole window overshoots the
+    # window about every other time. One that no redraw fitted is cut: squeezing it would change
+    # its gaps (a 10 s poller of a profile generated for a shorter ``--duration`` would poll faster)
+    squeeze = (length > room) & (room >= (1.0 - SQUEEZE) * length) & (length > 0)
     if squeeze.any():
         factor = np.ones(n, dtype=np.float64)
         factor[squeeze] = room[squeeze] / length[squeeze]
@@ -645,9 +644,8 @@ def _redraw_long_streams(
     """Redraw the gaps of each stream longer than its object's room (by more than ``SQUEEZE``:
     a squeeze fits those), up to ``FIT_TRIES`` times, keeping the first draw that fits (rejection
     sampling: the gaps conditioned on the stream fitting, as every stream of the trace's window
-    did; a type's gap law pools its popular objects' short gaps with the rest, so a popular
-    object's stream drawn from it is often longer than the window: readers' hot tables lost a
-    fifth of their reads to the cut). Returns (offsets, length per object); ``step`` (the gaps,
+    did: N gaps drawn from the law overshoot the window by their noise alone, and the real
+    readers trace lost reads of 9 of the 26 files of one type to the cut). Returns (offsets, length per object); ``step`` (the gaps,
     object-major) is updated in place."""
     offsets = _stream_offsets(step, counts, start)
     length = offsets[start + counts - 1]

@@ -642,11 +642,12 @@ def _redraw_long_streams(
     rng: np.random.Generator,
 ) -> tuple[I64, I64]:
     """Redraw the gaps of each stream longer than its object's room (by more than ``SQUEEZE``:
-    a squeeze fits those), up to ``FIT_TRIES`` times, keeping the first draw that fits (rejection
-    sampling: the gaps conditioned on the stream fitting, as every stream of the trace's window
-    did: N gaps drawn from the law overshoot the window by their noise alone, and the real
-    readers trace lost reads of 9 of the 26 files of one type to the cut). Returns (offsets, length per object); ``step`` (the gaps,
-    object-major) is updated in place."""
+    a squeeze fits those), up to ``FIT_TRIES`` times, keeping the first draw that fits.
+
+    This is rejection sampling: the gaps are conditioned on the stream fitting, as every stream
+    of the trace's window did. N gaps drawn from the law overshoot the window by their noise
+    alone: the real readers trace lost reads of 9 of the 26 files of one type to the cut.
+    Returns (offsets, length per object); ``step`` (the gaps, object-major) is updated in place."""
     offsets = _stream_offsets(step, counts, start)
     length = offsets[start + counts - 1]
     for _ in range(FIT_TRIES):

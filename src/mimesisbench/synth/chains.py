@@ -134,7 +134,8 @@ class ChainLaw:
         next_other = np.full(n + 1, n, dtype=np.int64)  # the first non-lookup at or after it
         next_other[other] = other
         next_other = np.minimum.accumulate(next_other[::-1])[::-1]
-        obj_start = np.repeat(ends - counts, counts)
+        owner = np.repeat(np.arange(counts.size), counts)  # the object of each access
+        obj_start = (ends - counts)[owner]
         before = np.where(deletes > 0, prev_other[np.maximum(deletes - 1, 0)], -1)
         linked = (before >= obj_start[deletes]) & (ops[np.maximum(before, 0)] == REMOVE[self.kind])
         k = np.arange(deletes.size)
@@ -144,7 +145,7 @@ class ChainLaw:
         starts_run[kept] = True
         ops[look & (prev_other >= obj_start) & starts_run[np.maximum(prev_other, 0)]] = ABSENT[self.kind]
         stop = next_other[kept + 1]
-        stop = stop[stop < np.repeat(ends, counts)[kept]]
+        stop = stop[stop < ends[owner[kept]]]
         ops[stop] = RECREATE[self.kind]
         return ops
 

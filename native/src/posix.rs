@@ -19,6 +19,7 @@ use std::ffi::CStr;
 use std::fs;
 use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
@@ -236,6 +237,25 @@ fn open_close(p: &CStr, flags: libc::c_int, mode: libc::mode_t) -> u8 {
     OK
 }
 
+/// `create`: `open(O_CREAT | O_EXCL)` + `close`; on ENOENT the missing parents are made
+/// (`mkdir -p`, mode 0755, as the posix backend's `os.makedirs`) and the open retried: HDFS's
+/// create makes them too (a workload makes a directory it deleted again by creating a file in it).
+fn create(p: &CStr, path: &[u8]) -> u8 {
+    let first = open_close(p, CREATE_FLAGS, 0o644);
+    if first != NOT_FOUND || errno() != libc::ENOENT {
+        return first;
+    }
+    let parent = match path.iter().rposition(|&c| c == b'/') {
+        Some(i) if i > 0 => &path[..i],
+        _ => return first,
+    };
+    let made = fs::DirBuilder::new().recursive(true).mode(0o755).create(std::ffi::OsStr::from_bytes(parent));
+    if let Err(e) = made {
+        return classify(e.raw_os_error().unwrap_or(0));
+    }
+    open_close(p, CREATE_FLAGS, 0o644)
+}
+
 /// `lstat(path)`: Ok(()) when it exists, the errno otherwise.
 #[inline]
 fn lstat(p: &CStr) -> Result<(), i32> {
@@ -284,7 +304,7 @@ fn issue(op: u8, path: &[u8], target: Option<&[u8]>, a: &mut PathBuf0, b: &mut P
     }
     let p = a.c_str(path).ok_or_else(|| Broken("ValueError: embedded null byte".into()))?;
     Ok(match op {
-        CREATE => open_close(p, CREATE_FLAGS, 0o644),
+        CREATE => create(p, path),
         OPEN => open_close(p, OPEN_FLAGS, 0),
         LIST_FILE | GETFILEINFO => match lstat(p) {
             Ok(()) => OK,

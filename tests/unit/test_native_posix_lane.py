@@ -52,7 +52,7 @@ SCRIPT: list[Step] = [
     (Op.MKDIRS, "/x/y"),  # not_found
     (Op.CREATE, "/d/a"),
     (Op.CREATE, "/d/a"),  # exists
-    (Op.CREATE, "/nodir/a"),  # not_found
+    (Op.CREATE, "/made/on/the/way/a"),  # the missing parents are made (as HDFS's create)
     (Op.OPEN, "/d/a"),
     (Op.OPEN, "/d/missing"),  # not_found
     (Op.OPEN, "/d"),  # a directory opens read-only
@@ -83,7 +83,7 @@ SCRIPT: list[Step] = [
     (Op.RENAME_DIR, "/m.r1", "/m2"),
 ]
 EXPECTED = [
-    Outcome.OK, Outcome.EXISTS, Outcome.NOT_FOUND, Outcome.OK, Outcome.EXISTS, Outcome.NOT_FOUND,
+    Outcome.OK, Outcome.EXISTS, Outcome.NOT_FOUND, Outcome.OK, Outcome.EXISTS, Outcome.OK,
     Outcome.OK, Outcome.NOT_FOUND, Outcome.OK, Outcome.OK, Outcome.NOT_FOUND, Outcome.OK, Outcome.NOT_FOUND,
     Outcome.OK, Outcome.OK, Outcome.NOT_FOUND, Outcome.NOT_FOUND, Outcome.OK, Outcome.NOT_FOUND, Outcome.OK,
     Outcome.EXISTS, Outcome.NOT_FOUND, Outcome.OK, Outcome.OK, Outcome.OK, Outcome.OTHER, Outcome.OK,

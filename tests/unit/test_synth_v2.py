@@ -31,12 +31,14 @@ from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.audit import export_audit, schedule_to_events
-from mimesisbench.synth.chains import ChainLaw
+from mimesisbench.synth.chains import ORIGIN_SHIFT, ChainLaw
 from mimesisbench.synth.check import check_schedule
 from mimesisbench.synth.fidelity import read_trace_events, validate_profile
 from mimesisbench.synth.options import GenerateOptions
 from mimesisbench.synth.pipeline import generate_to
+from mimesisbench.synth.recreation import GUARD_US, resolve
 from mimesisbench.synth.schedule import GeneratedSchedule, generate_schedule
+from mimesisbench.synth.streams import RANK_BITS
 
 WINDOW_MS = 120_000
 FILE_CHAIN = CommandChain(
@@ -405,6 +407,116 @@ def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None
         gd, dd, absent, mk, gd,
     ]
     assert law.ends_deleted(ops, counts, counts).tolist() == [True, False, True, False]
+
+
+def test_the_command_of_an_implicit_re_creation_is_kept() -> None:
+    """The first non-lookup access after a directory's mid-stream delete re-creates it; when that
+    access was not a delete (or a mkdirs), its own command rides in the high byte for
+    ``synth.recreation`` (a job lists its output directory once a task has made it again)."""
+    law = ChainLaw(v2_profile().types[2].model_copy(update={
+        "commands": CommandChain(
+            commands=["getfileinfo", "delete", "listStatus"],
+            share=[0.4, 0.3, 0.3],
+            first=[1.0, 0.0, 0.0],
+            next=[[0.4, 0.3, 0.3], [0.5, 0.2, 0.3], [0.4, 0.3, 0.3]],
+        )
+    }))
+    gfi, dele, ls = 0, 1, 2
+    streams = [[dele, gfi, gfi, ls, dele], [ls, dele, dele, dele, gfi, ls], [gfi, dele, gfi, dele, gfi]]
+    states = np.array([s for stream in streams for s in stream], dtype=np.int16)
+    counts = np.array([len(s) for s in streams], dtype=np.int64)
+    ops = law.labels(states, counts)
+    marked = law.with_origins(states, ops)
+    assert ((marked & 0xFF) == ops).all()
+    origin = marked >> ORIGIN_SHIFT
+    assert np.flatnonzero(origin).tolist() == [3, 10]  # the listings; the deletes made re-creations are not
+    assert (origin[[3, 10]] == OpCode.LIST_DIR).all()
+    files = ChainLaw(v2_profile().types[0])
+    fs = files.states(np.array([6, 6]), np.random.default_rng(1))
+    assert (files.with_origins(fs, files.labels(fs, np.array([6, 6]))) >> ORIGIN_SHIFT == 0).all()
+
+
+def _dir_events(*events: tuple[int, OpCode, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(time_us, op, target, origin op) -> key, meta, target arrays as ``resolve`` takes them."""
+    key = np.array([t << RANK_BITS for t, _, _, _ in events], dtype=np.int64)
+    meta = np.array([int(op) | (origin << ORIGIN_SHIFT) | (3 << 16) for _, op, _, origin in events], dtype=np.uint32)
+    target = np.array([d for _, _, d, _ in events], dtype=np.int64)
+    return key, meta, target
+
+
+def test_an_implicit_re_creation_gets_the_file_that_moves_least() -> None:
+    """Directory 7 is deleted at 10 s and listed at 20 s (made again implicitly), deleted again
+    at 30 s: a created file whose whole life fits between 10 and 30 s, made before 20 s, goes
+    into it, the one that has to move least; the listing gets its command back. Directory 8
+    (renamed) and directory 9 (no file fits) keep their mkdirs."""
+    o = OpCode
+    sec = 1_000_000
+    key, meta, target = _dir_events(
+        (10 * sec, o.DELETE_DIR, 7, 0), (20 * sec, o.MKDIRS_EXISTING, 7, int(o.LIST_DIR)),
+        (30 * sec, o.DELETE_DIR, 7, 0),
+        (10 * sec, o.DELETE_DIR, 8, 0), (20 * sec, o.MKDIRS_EXISTING, 8, int(o.LIST_DIR)),
+        (25 * sec, o.RENAME_DIR, 8, 0),
+        (100 * sec, o.DELETE_DIR, 9, 0), (101 * sec, o.MKDIRS_EXISTING, 9, int(o.GETFILEINFO_DIR)),
+        (102 * sec, o.DELETE_DIR, 9, 0),
+    )  # fmt: skip
+    # candidates: made at, last event at
+    made = np.array([2, 12, 15, 40, 60], dtype=np.int64) * sec
+    last = np.array([6, 35, 29, 45, 70], dtype=np.int64) * sec
+    done = resolve(key, meta, target, made, last, window_us=1000 * sec)
+    ops = (meta & 0xFF).tolist()
+    assert ops == [o.DELETE_DIR, o.LIST_DIR, o.DELETE_DIR, o.DELETE_DIR, o.MKDIRS_EXISTING, o.RENAME_DIR,
+                   o.DELETE_DIR, o.MKDIRS_EXISTING, o.DELETE_DIR]  # fmt: skip
+    assert ((meta >> ORIGIN_SHIFT) & 0xFF == 0).all()  # every origin byte cleared
+    # file 2 (15..29 s) fits as it is; file 0 (2..6 s) would have to move by 8 s, file 1 ends too late
+    assert done.files.tolist() == [2] and done.dirs.tolist() == [7] and done.shift_us.tolist() == [0]
+    assert done.kept_mkdirs == 2
+    key, meta, target = _dir_events(
+        (10 * sec, o.DELETE_DIR, 7, 0), (20 * sec, o.MKDIRS_EXISTING, 7, int(o.LIST_DIR))
+    )
+    done = resolve(key, meta, target, np.array([2, 40]) * sec, np.array([6, 50]) * sec, window_us=1000 * sec)
+    # file 0 moves to the delete + the guard (file 1 would move back by 20 s)
+    assert done.files.tolist() == [0] and done.shift_us.tolist() == [8 * sec + GUARD_US]
+
+
+def test_a_directory_deleted_mid_stream_is_made_again_by_a_file_created_in_it(tmp_path: Path) -> None:
+    """A job directory deleted and then listed again without a mkdirs (as MapReduce's committer
+    does: a task's create makes it): the schedule holds listings right after deletes, each with a
+    file created in the directory between them; it checks, and a real file system replays it
+    with every operation ok."""
+    chain = CommandChain(
+        commands=["getfileinfo", "delete", "listStatus"],
+        share=[0.4, 0.2, 0.4],
+        first=[0.5, 0.0, 0.5],
+        next=[[0.3, 0.3, 0.4], [0.6, 0.0, 0.4], [0.4, 0.3, 0.3]],
+    )
+    p = v2_profile()
+    jobs = p.types[2].model_copy(update={"commands": chain})
+    files = p.types[0].model_copy(update={"new_dir_share": 0.0})
+    p = p.model_copy(update={"types": [files, p.types[1], jobs]})
+    out, _s, _ = generate_to(p, tmp_path / "s", GenerateOptions(duration_ms=30_000), seed=4)
+    res = check_schedule(out)
+    assert res.ok, res.message
+    tables = read_schedule(out)
+    ev = tables.events.with_row_index("row")
+    dir_ops = {int(o) for o in OpCode if o.on_directory}
+    on_dirs = ev.filter(pl.col("op").is_in(list(dir_ops)) & (pl.col("op") != OpCode.GETFILEINFO_ABSENT_DIR))
+    creates = ev.filter(pl.col("op") == OpCode.CREATE).join(
+        tables.files.select(pl.col("file_id").alias("target"), "dir_id"), on="target"
+    )
+    implicit = 0
+    for (d,), part in on_dirs.sort("row").partition_by(["target"], as_dict=True).items():
+        rows = part.select("time_us", "op").rows()
+        for (t0, a), (t1, b) in zip(rows, rows[1:]):
+            if a == OpCode.DELETE_DIR and b not in (OpCode.MKDIRS_EXISTING, OpCode.DELETE_DIR):
+                made_in = creates.filter((pl.col("dir_id") == d) & pl.col("time_us").is_between(t0, t1))
+                assert made_in.height >= 1, f"directory {d} accessed at {t1} after its delete at {t0}"
+                implicit += 1
+    assert implicit >= 3
+    config = RunConfig(schedule=str(out), backend=f"posix:{tmp_path / 'base'}", out=str(tmp_path / "runs"))
+    report = run_benchmark(config, show_progress=False)
+    assert report.complete
+    summary = json.loads((report.run_dir / rundir.SUMMARY).read_text())
+    assert all(stats["failed"] == 0 for stats in summary["operations"].values()), summary["operations"]
 
 
 def test_a_schedule_with_misses_checks_and_replays_without_failures(tmp_path: Path) -> None:

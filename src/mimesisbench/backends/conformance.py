@@ -196,8 +196,17 @@ def _missing_files(t: Target) -> None:
 
 def _missing_directories(t: Target) -> None:
     t.expect(Op.LIST_DIR, Outcome.NOT_FOUND, "/nodir")
-    t.expect(Op.CREATE, Outcome.NOT_FOUND, "/nodir/f")
     t.expect(Op.MKDIRS, Outcome.NOT_FOUND, "/nodir/sub")
+
+
+def _create_makes_missing_parents(t: Target) -> None:
+    """CREATE makes the missing directories above the file (HDFS's ``create``, ``FileSystem``'s
+    default ``createParent``): how a workload makes a directory it deleted again."""
+    t.expect(Op.CREATE, Outcome.OK, "/gone/again/f")
+    t.expect_names("/gone", ["again"])
+    t.expect_names("/gone/again", ["f"])
+    t.expect(Op.LIST_DIR, Outcome.OK, "/gone/again")
+    t.expect(Op.CREATE, Outcome.EXISTS, "/gone/again/f")
 
 
 def _rename_file(t: Target) -> None:
@@ -370,6 +379,10 @@ CASES: tuple[Case, ...] = (
     Case("create_twice_is_exists", _create_twice, frozenset({Op.CREATE})),
     Case("missing_files_are_not_found", _missing_files, frozenset({Op.OPEN})),
     Case("missing_directories_are_not_found", _missing_directories, frozenset({Op.LIST_DIR}), directories=True),
+    Case(
+        "create_makes_missing_parents", _create_makes_missing_parents, frozenset({Op.CREATE, Op.LIST_DIR}),
+        directories=True,
+    ),
     Case(
         "rename_moves_a_file_and_refuses_an_existing_target", _rename_file,
         frozenset({Op.MKDIRS, Op.CREATE, Op.RENAME_FILE}), directories=True, atomic_rename=True,

@@ -6,9 +6,10 @@ per-method RPC counters (``RpcDetailedActivityForPort<port>``) on Hadoop 3.4.3:
 =============  ===========================================  ====================================
 operation      client calls                                 NameNode RPCs (audit ``cmd=``)
 =============  ===========================================  ====================================
-create         ``create(path, create_parent=False)`` and    ``create`` + ``complete``
-               ``close()`` of the empty file                (``cmd=create``; complete is not
-                                                            audited)
+create         ``create(path, create_parent=True)`` and     ``create`` + ``complete``
+               ``close()`` of the empty file (a missing     (``cmd=create``; complete is not
+               parent is made on the way, as by             audited; the parents made are not)
+               ``FileSystem.create``)
 open           ``read(path)`` and ``close()``, no data      ``getBlockLocations`` (``cmd=open``)
 list_file      ``list_status(file)`` drained                ``getListing`` (``cmd=listStatus``)
 list_dir       ``list_status(dir)`` drained                 ``getListing`` per 1000 entries
@@ -301,7 +302,9 @@ class HdfsBackend(Backend):
             self._aclient = AsyncClient(self.parts.fs_url, config=dict(self.parts.config))
         except Exception as exc:  # noqa: BLE001 - bad configuration or unreachable
             raise BackendError(f"cannot open an HDFS client for {self.parts.fs_url}: {exc}") from None
-        self._wopts = WriteOptions(create_parent=False, overwrite=False)
+        # a missing parent is made (``FileSystem.create``'s default): a workload makes a directory
+        # it deleted again by creating a file in it (``synth.recreation``)
+        self._wopts = WriteOptions(create_parent=True, overwrite=False)
         self._overwrite = WriteOptions(create_parent=False, overwrite=True)
 
     @property

@@ -135,9 +135,24 @@ class MemoryBackend(Backend):
 
     # ------------------------------------------------------------------ operations
 
+    def _made_dir(self, parts: list[str], path: str) -> Tree:
+        """The directory ``parts``, made with the missing ones above it (``create`` does that)."""
+        node: Tree = self.root
+        for name in parts:
+            child = node.get(name, _MISSING)
+            if child is _MISSING:
+                child = node[name] = Tree()
+            if isinstance(child, FileNode):
+                raise _err(errno.ENOTDIR, path)
+            node = child
+        return node
+
     def create(self, path: str) -> None:
         with self._lock:
-            parent, name = self._parent(path)
+            parts = self._split(path)
+            if not parts:
+                raise _err(errno.EEXIST, path)
+            parent, name = self._made_dir(parts[:-1], path), parts[-1]
             if name in parent:
                 raise _err(errno.EEXIST, path)
             parent[name] = FileNode()

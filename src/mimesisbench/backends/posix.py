@@ -3,7 +3,9 @@
 ==================  =========================================================================
 operation           system calls
 ==================  =========================================================================
-create              ``open(O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW)`` + ``close``
+create              ``open(O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW)`` + ``close``; on ``ENOENT``
+                    the missing parents are made (``os.makedirs``) and the open retried, as
+                    HDFS's ``create`` makes them
 open                ``open(O_RDONLY | O_NOFOLLOW)`` + ``close`` (no data read)
 list_file           ``lstat`` of the file (what ``ls FILE`` does; HDFS listStatus on a file
                     returns its status)
@@ -77,7 +79,14 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXE
 
 
 def _create(path: str | bytes, _open=os.open, _close=os.close, _flags=_CREATE_FLAGS) -> None:  # noqa: ANN001
-    _close(_open(path, _flags, 0o644))
+    try:
+        fd = _open(path, _flags, 0o644)
+    except FileNotFoundError:
+        # a missing parent is made, as HDFS's create does: a workload makes a directory it
+        # deleted again by creating a file in it (``synth.recreation``)
+        os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+        fd = _open(path, _flags, 0o644)
+    _close(fd)
 
 
 def _open_close(path: str | bytes, _open=os.open, _close=os.close, _flags=_OPEN_FLAGS) -> None:  # noqa: ANN001

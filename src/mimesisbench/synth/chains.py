@@ -11,7 +11,8 @@ object: ``create`` is CREATE_OVERWRITE, ``mkdirs`` MKDIRS_EXISTING). Two fix-ups
 replayable: after a mid-stream ``delete`` the ``getfileinfo`` accesses that follow are lookups that
 miss (GETFILEINFO_ABSENT, as in a trace, where a job checks that its output is gone), and the first
 other access re-creates the object (CREATE_OVERWRITE on a file, MKDIRS_EXISTING on a directory)
-unless it does already; an object whose last access in the window is a
+unless it does already (on a directory the access's own command is kept beside, for
+``synth.recreation``: ``with_origins``); an object whose last access in the window is a
 ``delete``, or a lookup that misses after one, is gone (``ends_deleted``: no lifecycle deletion
 follows).
 """
@@ -34,6 +35,8 @@ REMOVE = MappingProxyType({"file": OpCode.DELETE, "directory": OpCode.DELETE_DIR
 #: a lookup of the object, and the same lookup once its stream deleted it (a miss), per kind
 LOOKUP = MappingProxyType({"file": OpCode.GETFILEINFO, "directory": OpCode.GETFILEINFO_DIR})
 ABSENT = MappingProxyType({"file": OpCode.GETFILEINFO_ABSENT, "directory": OpCode.GETFILEINFO_ABSENT_DIR})
+#: where ``ChainLaw.with_origins`` keeps an implicit re-creation's command (the meta's generation byte)
+ORIGIN_SHIFT = 8
 
 
 def stratified(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
@@ -148,6 +151,20 @@ class ChainLaw:
         stop = stop[stop < ends[owner[kept]]]
         ops[stop] = RECREATE[self.kind]
         return ops
+
+    def with_origins(self, states: NDArray[np.int16], ops: NDArray[np.uint8]) -> NDArray[np.uint16]:
+        """``ops`` (``labels``' of ``states``) as uint16, with the command of each access the
+        re-create fix-up made a directory's MKDIRS_EXISTING in the high byte (``ORIGIN_SHIFT``),
+        0 elsewhere: the accesses after a mid-stream delete that a real workload re-creates
+        implicitly (``synth.recreation``). A ``mkdirs`` or ``delete`` is no implicit re-creation;
+        a file is never re-created implicitly."""
+        out = ops.astype(np.uint16)
+        if self.kind != "directory":
+            return out
+        was = self.ops[states]
+        implicit = (ops != was) & (ops == RECREATE[self.kind]) & (was != REMOVE[self.kind])
+        out[implicit] |= was[implicit].astype(np.uint16) << ORIGIN_SHIFT
+        return out
 
     def ends_deleted(self, ops: NDArray[np.uint8], counts: I64, kept: I64) -> NDArray[np.bool_]:
         """Per object: whether the last of its ``kept`` first accesses (of ``counts``, object-major

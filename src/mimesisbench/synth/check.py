@@ -3,7 +3,8 @@
 The model holds the set of existing directory paths and file paths (strings, built the way the
 replay engine builds them: directory path + ``file_name(id, type, generation)``). Phase 1 adds
 the pre-existing directories and files; then every event must be valid at its time: its path
-exists (or, for creations, does not exist and its parent does), times do not go backwards,
+exists (or, for creations, does not exist and its parent does: CREATE makes a missing parent,
+and the missing directories above it, as ``FileSystem.create`` does), times do not go backwards,
 ``seq`` increases and nothing lies past the window. Meant for tests and debugging (one Python
 step per event), not for Yahoo-scale schedules.
 
@@ -107,6 +108,15 @@ class _Model:
             live.add(path)
             self.children[parent] = self.children.get(parent, 0) + 1
 
+    def _make_parents(self, d: int) -> None:
+        """CREATE makes its directory and the missing ones above it (``FileSystem.create``)."""
+        missing: list[int] = []
+        while self.dir_path[d] not in self.live_dirs:
+            missing.append(d)
+            d = self.dir_parent[d]
+        for m in reversed(missing):
+            self._add(self.live_dirs, self.dir_path[m], self.dir_path[self.dir_parent[m]])
+
     def _remove_tree(self, path: str) -> None:
         """A recursive delete: the directory, its subdirectories and their files."""
         prefix = path + "/"
@@ -127,8 +137,7 @@ class _Model:
         if op == OpCode.CREATE:
             if self.f_pre[target]:
                 return "create of a pre-existing file"
-            if parent not in self.live_dirs:
-                return f"directory {parent} does not exist"
+            self._make_parents(self.f_dir[target])
             if path in live_files:
                 return f"file {path} exists already"
             self._add(live_files, path, parent)

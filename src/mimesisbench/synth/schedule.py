@@ -28,6 +28,7 @@ from mimesisbench.native import native_module
 from mimesisbench.profile.schema import WorkloadProfile
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.directories import (
+    DirectoryObjects,
     created_dir_lives,
     directory_objects,
     pathless_events,
@@ -44,6 +45,7 @@ from mimesisbench.synth.namespace import (
     synthetic_tree,
 )
 from mimesisbench.synth.options import GenerateOptions, effective_profile, window_ms
+from mimesisbench.synth.recreation import resolve as resolve_recreations
 from mimesisbench.synth.shared_ops import dir_generations, file_generations, shared_operations, target_kinds
 from mimesisbench.synth.streams import NEVER, RANK, RANK_BITS, creation_times, type_events
 
@@ -203,6 +205,9 @@ def generate_schedule(
     metas: list[NDArray[np.uint32]] = []
     targets: list[NDArray[np.integer]] = []
     in_new_dirs: list[tuple[float, I64, I64, I64]] = []  # (share, file ids, made, last event)
+    # created files that may make a deleted directory again (``synth.recreation``): ids, made, last event
+    recreators: list[tuple[I64, I64, I64]] = []
+    recreations = any(t.commands is not None and "delete" in t.commands.commands for t in eff.directory_types)
     for t, made, first in zip(file_types, created, firsts.tolist()):
         count = t.pre_existing + made.size
         lo, hi = first, first + count
@@ -211,12 +216,24 @@ def generate_schedule(
         origin = np.concatenate([np.zeros(t.pre_existing, dtype=np.int64), made])
         new_dirs = t.new_dir_share > 0 and made.size > 0 and eff.created_directories > 0
         ev = type_events(
-            t, origin, made.size, first, window_us, type_rngs[t.id], target_dtype, options.balance_gaps, new_dirs
+            t,
+            origin,
+            made.size,
+            first,
+            window_us,
+            type_rngs[t.id],
+            target_dtype,
+            options.balance_gaps,
+            new_dirs or (recreations and made.size > 0),
         )
-        if new_dirs and ev.last_us is not None:
+        if ev.last_us is not None and made.size:
             dele = ev.delete_us[t.pre_existing :]
-            last = np.maximum(ev.last_us[t.pre_existing :], np.where(dele == NEVER, -1, dele))
-            in_new_dirs.append((t.new_dir_share, np.arange(hi - made.size, hi, dtype=np.int64), made, last))
+            last = np.maximum(ev.last_us[t.pre_existing :], np.where(dele == NEVER, made, dele))
+            ids = np.arange(hi - made.size, hi, dtype=np.int64)
+            if new_dirs:
+                in_new_dirs.append((t.new_dir_share, ids, made, last))
+            if recreations:
+                recreators.append((ids, made, last))
         if need_lifetimes:
             file_create[lo:hi] = origin
             file_create[lo : lo + t.pre_existing] = -1
@@ -249,6 +266,7 @@ def generate_schedule(
     pre_dirs = tree_size + dirs.extras
     first_made = pre_dirs
     extra_parent, extra_type = dirs.new_parents()
+    in_made_dirs = np.zeros(n_files, dtype=bool)
     if in_new_dirs:
         made_us = np.concatenate(dirs.made_us) if dirs.made_us else np.empty(0, dtype=np.int64)
         d_key = np.concatenate(dirs.keys) if dirs.keys else np.empty(0, dtype=np.int64)
@@ -260,7 +278,16 @@ def generate_schedule(
                 made, last, share, made_us, end, ~renamed, _rng(seed, 5, int(file_type[ids[0]]))
             )
             file_dir[ids[placed]] = first_made + where
+            in_made_dirs[ids[placed]] = True
         del d_key, d_op, d_target
+    if recreations and dirs.metas:
+        moved, shift_us = _recreate_implicitly(dirs, recreators, in_made_dirs, file_dir, window_us)
+        # the file types' parts only: the directory types' are added below
+        _shift_files(moved, shift_us, n_files, (keys, targets), [file_create, file_delete])
+        for t, made, first in zip(file_types, created, firsts.tolist()):
+            mine = (moved >= first + t.pre_existing) & (moved < first + t.pre_existing + made.size)
+            made[moved[mine] - first - t.pre_existing] += shift_us[mine]
+        del moved, shift_us
     keys.extend(dirs.keys)
     metas.extend(dirs.metas)
     targets.extend(tg.astype(target_dtype) for tg in dirs.targets)
@@ -339,6 +366,53 @@ def generate_schedule(
         tree_directories=tree_dirs,
         pathless_commands=[p.command for p in eff.pathless],
     )
+
+
+def _recreate_implicitly(
+    dirs: DirectoryObjects,
+    recreators: list[tuple[I64, I64, I64]],
+    taken: NDArray[np.bool_],
+    file_dir: NDArray[np.int32],
+    window_us: int,
+) -> tuple[I64, I64]:
+    """Give the directory types' implicit re-creations their files (``synth.recreation``): the
+    directory events become one part (their metas resolved) and the chosen files move into the
+    directories they make again. Files placed in created directories already stay there.
+    Returns the chosen files' ids and how far each moves in time (for ``_shift_files``)."""
+    key = np.concatenate(dirs.keys)
+    meta = np.concatenate(dirs.metas)
+    target = np.concatenate(dirs.targets)
+    empty = np.empty(0, dtype=np.int64)
+    ids, made, last = (np.concatenate(parts) for parts in zip(*recreators)) if recreators else (empty, empty, empty)
+    free = ~taken[ids]
+    ids = ids[free]
+    done = resolve_recreations(key, meta, target, made[free], last[free], window_us)
+    file_dir[ids[done.files]] = done.dirs
+    dirs.keys[:] = [key]
+    dirs.metas[:] = [meta]
+    dirs.targets[:] = [target]
+    return ids[done.files], done.shift_us
+
+
+def _shift_files(
+    ids: I64,
+    shift_us: I64,
+    n_files: int,
+    parts: tuple[list[I64], list[NDArray[np.integer]]],
+    per_file: list[I64],
+) -> None:
+    """Move every event of the files ``ids`` by ``shift_us`` (in place): the event parts (keys,
+    targets) and the per-file time arrays (``NEVER`` stays)."""
+    moved = np.flatnonzero(shift_us)
+    if moved.size == 0:
+        return
+    by_file = np.zeros(n_files, dtype=np.int64)
+    by_file[ids[moved]] = shift_us[moved]
+    for key, target in zip(*parts):
+        key += by_file[target] << RANK_BITS
+    for times in per_file:
+        if times.size:
+            times += np.where(times == NEVER, 0, by_file)
 
 
 class _PartAccesses:

@@ -432,7 +432,8 @@ def _chunk(
     ft = laws.ft
     n = origin.size
     chain = laws.chain
-    ops: NDArray[np.uint8] | None = None  # per access of the parts (one part) for chain types
+    # per access of the parts (one part) for chain types: op | implicit re-creation's command << 8
+    ops: NDArray[np.uint16] | None = None
     gone = np.empty(0, dtype=np.int64)  # files (indices into the chunk) their last access deleted
     accessed = _bernoulli(rng, n, ft.accessed_share)
     acc_idx = np.flatnonzero(accessed)
@@ -516,10 +517,10 @@ def _chunk(
 
 def _label_parts(
     chain: ChainLaw, parts: list[tuple[I64, I64]], n: int, rng: np.random.Generator
-) -> tuple[NDArray[np.uint8], NDArray[np.bool_]]:
+) -> tuple[NDArray[np.uint16], NDArray[np.bool_]]:
     """Label the span-driven path's accesses by the chain (their gaps stay F_j's): ``parts`` is
-    replaced by one part in object-major order; returns its op codes and, per object, whether its
-    last access deleted it."""
+    replaced by one part in object-major order; returns its op codes (``ChainLaw.with_origins``)
+    and, per object, whether its last access deleted it."""
     f_rel = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, dtype=np.int64)
     rel = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, dtype=np.int64)
     order = np.lexsort((rel, f_rel))
@@ -527,8 +528,9 @@ def _label_parts(
     parts.clear()
     parts.append((f_rel, rel))
     counts = np.bincount(f_rel, minlength=n).astype(np.int64)
-    ops = chain.labels(chain.states(counts, rng), counts)
-    return ops, chain.ends_deleted(ops, counts, counts)
+    states = chain.states(counts, rng)
+    ops = chain.labels(states, counts)
+    return chain.with_origins(states, ops), chain.ends_deleted(ops, counts, counts)
 
 
 def _match_streams_to_room(
@@ -561,7 +563,7 @@ def _chain_counted_streams(
     origin: I64,
     window_us: int,
     rng: np.random.Generator,
-) -> tuple[I64, I64, I64, NDArray[np.uint8], I64, NDArray[np.bool_], NDArray[np.bool_]]:
+) -> tuple[I64, I64, I64, NDArray[np.uint16], I64, NDArray[np.bool_], NDArray[np.bool_]]:
     """``_counted_streams`` for a type with a command chain: N accesses per object, labelled by
     the chain, and each gap drawn from its transition's law (``gaps["a>b"]``) or F_j (a
     semi-Markov process). Object-major order.
@@ -573,9 +575,9 @@ def _chain_counted_streams(
     too long, else cut. Without this a periodic poller seen for the whole window would lose its
     last polls to the sum of its gaps' noise, and every object near the end a few accesses.
 
-    Returns (first access per object, object index per access, offset, op code per access, last
-    kept offset per object, whether the window cut the object's accesses, whether its last kept
-    access deleted it)."""
+    Returns (first access per object, object index per access, offset, op code per access
+    (``ChainLaw.with_origins``), last kept offset per object, whether the window cut the
+    object's accesses, whether its last kept access deleted it)."""
     n = first.size
     counts = np.maximum(np.rint(popularity.quantile(stratified(rng, n))), 1).astype(np.int64)
     states = chain.states(counts, rng)
@@ -609,7 +611,7 @@ def _chain_counted_streams(
     last_rel = np.zeros(n, dtype=np.int64)
     has = kept > 0
     last_rel[has] = offsets[start[has] + kept[has] - 1]
-    return first, f_rel[keep], offsets[keep], ops[keep], last_rel, cut, ended
+    return first, f_rel[keep], offsets[keep], chain.with_origins(states, ops)[keep], last_rel, cut, ended
 
 
 def _transition_gaps(laws: Laws, which: NDArray[np.int64], rng: np.random.Generator) -> I64:

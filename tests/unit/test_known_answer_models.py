@@ -223,6 +223,60 @@ def test_files_read_through_the_window_keep_their_reads(tmp_path: Path, capsys: 
     assert abs(opens - n_trace) <= 0.03 * n_trace, (opens, n_trace)
 
 
+def test_rare_transitions_keep_their_own_gaps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Readers stat a file and open it 15 ms later (the type's one frequent transition); now and
+    then (20 times in all, at random) a file's times are set. The rare transitions into and out
+    of setTimes (under ``MIN_TRANSITION_GAPS`` each) share one law of their own gaps, seconds
+    long: drawn from the type's pooled law instead, about half of them would be the 15 ms of
+    getfileinfo>open, where the trace has almost none under 100 ms."""
+    window_ms = 600_000
+    rng = np.random.default_rng(8)
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(60):
+        path = f"/wh/t{k:02d}/part-00000"
+        t = float(rng.exponential(15_000.0))
+        while t < window_ms - 100:
+            events.append((t, "getfileinfo", path, "null"))
+            events.append((t + 15, "open", path, "null"))
+            t += float(rng.exponential(15_000.0))
+        if k < 20:
+            events.append((float(rng.uniform(1000, window_ms - 1000)), "setTimes", path, "null"))
+    generated = _fit_and_generate(_write(tmp_path / "touched.audit.log", events), tmp_path, capsys, types="1")
+    ev = generated.filter(pl.col("op") != int(OpCode.CREATE)).sort("target", "time_us", maintain_order=True)
+    gap = ev.select(
+        pl.col("time_us").diff().over("target").alias("gap"),
+        (pl.col("op") == int(OpCode.SET_TIMES)).alias("into"),
+        (pl.col("op").shift(1).over("target") == int(OpCode.SET_TIMES)).alias("out"),
+    ).drop_nulls("gap")
+    near_touch = gap.filter(pl.col("into") | pl.col("out").fill_null(False))
+    assert near_touch.height >= 20
+    short = near_touch.filter(pl.col("gap") <= 100_000).height / near_touch.height
+    assert short < 0.25, short  # 0.11 with the rare law; 0.57 when they draw the pooled one
+
+
+def test_committed_files_are_renamed_exactly_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A committer's files: created, stat-ed, renamed into the output, stat-ed again and read,
+    each exactly once. A first-order chain cannot say so (after a getfileinfo comes a rename or
+    an open, half and half: it renames some files twice and never reads them); the type's kept
+    sequences make every file's stream the trace's."""
+    window_ms = 600_000
+    rng = np.random.default_rng(9)
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(150):
+        t = float(rng.uniform(1000, window_ms - 70_000))
+        tmp, out = f"/job/_temporary/part-{k:05d}", f"/job/out/part-{k:05d}"
+        events += [(t, "create", tmp, "null"), (t + 500, "getfileinfo", tmp, "null"), (t + 1000, "rename", tmp, out),
+                   (t + 1500, "getfileinfo", out, "null"), (t + 2000, "open", out, "null"),
+                   (t + 60_000, "delete", out, "null")]  # fmt: skip
+    generated = _fit_and_generate(_write(tmp_path / "committer.audit.log", events), tmp_path, capsys, types="1")
+    per_file = generated.group_by("target").agg(
+        renames=(pl.col("op") == int(OpCode.RENAME_FILE)).sum(), opens=(pl.col("op") == int(OpCode.OPEN)).sum()
+    )
+    assert per_file.height >= 140
+    exact = per_file.filter((pl.col("renames") == 1) & (pl.col("opens") == 1)).height / per_file.height
+    assert exact >= 0.9, exact
+
+
 def test_a_fitted_type_keeps_the_creations_its_window_saw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The job trace's 20 creations a minute fill the window, so the C_j draws of a type sum to
     about the window: cut at the window's end, about every other draw would lose its last bursts.

@@ -64,6 +64,8 @@ MAX_DIRECTORIES = 10**8
 MAX_DEPTH = 10_000
 #: commands in one type's chain
 MAX_COMMANDS = 64
+#: the longest command sequence a chain keeps whole (``CommandChain.sequences``)
+MAX_SEQUENCE_LENGTH = 10
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 Ratio = Annotated[float, Field(ge=0.0, le=MAX_RATIO)]
@@ -103,9 +105,12 @@ class CommandChain(_Strict):
     ``getfileinfo``, ``listStatus``, ``setPermission``, a ``create`` that overwrites, a ``mkdirs``
     of an existing directory, a ``rename``, ...): ``first[i]`` is the chance that an object's
     first access is ``commands[i]``, ``next[i][k]`` that ``commands[k]`` follows ``commands[i]``.
+    ``sequences`` keeps the short streams whole: an object with n accesses takes one of the
+    sequences of n commands with its share (the chain cannot say "renamed exactly once"), and
+    walks the chain otherwise.
     With ``gaps`` it is a semi-Markov (Markov renewal) process: the interarrival after a
-    transition ``a>b`` listed there is drawn from its own law; the others draw F_j
-    (``access_interarrival``). ``share`` is the observed share of each command among the type's
+    transition ``a>b`` listed there is drawn from its own law; the others draw ``other_gaps``
+    (the gaps of those transitions pooled), or F_j (``access_interarrival``) without it. ``share`` is the observed share of each command among the type's
     accesses (descriptive: ``profile show``, ``validate --profile``).
     """
 
@@ -115,6 +120,16 @@ class CommandChain(_Strict):
     next: list[list[Share]] = Field(description="next[i][k] = P(commands[k] follows commands[i]); rows sum to 1")
     gaps: dict[str, Distribution] = Field(
         default_factory=dict, description="'a>b' -> interarrival law (ms) after that transition; others draw F_j"
+    )
+    sequences: dict[str, Share] = Field(
+        default_factory=dict,
+        description="'a>b>c' -> the share of the objects with that many accesses whose commands are that "
+        "sequence (short streams seen more than once); the rest walk the chain",
+    )
+    other_gaps: Distribution | None = Field(
+        default=None,
+        description="interarrival law (ms) after the transitions without a law in gaps (their gaps pooled); "
+        "None: they draw F_j",
     )
 
     @model_validator(mode="after")
@@ -144,6 +159,20 @@ class CommandChain(_Strict):
                 raise ValueError(f"gaps.{key}: not a transition 'a>b' between the chain's commands")
             if dist.values[0] < 0 or dist.values[-1] > MAX_TIME_MS:
                 raise ValueError(f"gaps.{key}.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")
+        by_length: dict[int, float] = {}
+        for key, p in self.sequences.items():
+            seq = key.split(">")
+            if len(seq) > MAX_SEQUENCE_LENGTH or any(c not in known for c in seq):
+                raise ValueError(
+                    f"sequences.{key}: not a sequence of at most {MAX_SEQUENCE_LENGTH} of the chain's commands"
+                )
+            by_length[len(seq)] = by_length.get(len(seq), 0.0) + p
+        for n, total in by_length.items():
+            if total > 1.0 + 1e-6:
+                raise ValueError(f"sequences: the shares of the sequences of {n} commands sum to {total:.9g} > 1")
+        other = self.other_gaps
+        if other is not None and (other.values[0] < 0 or other.values[-1] > MAX_TIME_MS):
+            raise ValueError(f"other_gaps.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")
         return self
 
 

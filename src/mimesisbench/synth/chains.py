@@ -78,6 +78,15 @@ class ChainLaw:
         # row i's CDF shifted by i: one sorted array, one searchsorted per step for every object
         self._rows = (rows + np.arange(k, dtype=np.float64)[:, None]).ravel()
         index = {c: i for i, c in enumerate(chain.commands)}
+        # per length n: the kept sequences of n commands (rows of states) and their shares' CDF
+        by_length: dict[int, list[tuple[list[int], float]]] = {}
+        for key, p in chain.sequences.items():
+            seq = [index[c] for c in key.split(">")]
+            by_length.setdefault(len(seq), []).append((seq, p))
+        self._sequences = {
+            n: (np.array([s for s, _ in rows], dtype=np.int16), np.cumsum([p for _, p in rows]))
+            for n, rows in sorted(by_length.items())
+        }
         self.gap_keys: list[tuple[int, int]] = []
         self.gap_laws = []
         for key, dist in sorted(chain.gaps.items()):
@@ -86,7 +95,9 @@ class ChainLaw:
             self.gap_laws.append(dist)
 
     def states(self, counts: I64, rng: np.random.Generator) -> NDArray[np.int16]:
-        """Chain states of ``counts[i]`` accesses per object, object-major."""
+        """Chain states of ``counts[i]`` accesses per object, object-major: an object with n
+        accesses takes one of the type's kept sequences of n commands (``CommandChain.sequences``)
+        with its share, else walks the chain."""
         counts = np.asarray(counts, dtype=np.int64)
         total = int(counts.sum())
         out = np.empty(total, dtype=np.int16)
@@ -112,6 +123,14 @@ class ChainLaw:
             at = np.searchsorted(self._rows, prev + rng.random(m), side="right") - prev * self.k
             out[idx] = np.clip(at, 0, self.k - 1)
             step += 1
+        # an object with n accesses takes a kept sequence of n commands with its share
+        for n, (table, cdf) in self._sequences.items():
+            objs = np.flatnonzero(counts == n)
+            if objs.size == 0:
+                continue
+            pick = np.searchsorted(cdf, rng.random(objs.size), side="right")
+            use = pick < table.shape[0]
+            out[start[objs[use], None] + np.arange(n)] = table[pick[use]]
         return out
 
     def labels(self, states: NDArray[np.int16], counts: I64) -> NDArray[np.uint8]:

@@ -121,6 +121,8 @@ def scale_time(profile: WorkloadProfile, c: float) -> WorkloadProfile:
             t["access_gap_sampling"]["distribution"] = _scaled(ft.access_gap_sampling.distribution, c, "--time-scale")
         if ft.commands is not None:  # the chain's per-transition gap laws are interarrivals too
             t["commands"]["gaps"] = {k: _scaled(d, c, "--time-scale") for k, d in ft.commands.gaps.items()}
+            if ft.commands.other_gaps is not None:
+                t["commands"]["other_gaps"] = _scaled(ft.commands.other_gaps, c, "--time-scale")
     for pc, src in zip(data.get("pathless", []), profile.pathless):
         if src.interarrival is not None:
             pc["interarrival"] = _scaled(src.interarrival, c, "--time-scale")

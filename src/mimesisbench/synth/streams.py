@@ -248,6 +248,12 @@ class Laws:
         return [] if chain is None else [Sampler(d) for d in chain.gap_laws]
 
     @cached_property
+    def other_gaps(self) -> Sampler | None:
+        """The chain's law for transitions without one of their own (None: they draw F_j)."""
+        chain = self.ft.commands
+        return None if chain is None or chain.other_gaps is None else Sampler(chain.other_gaps)
+
+    @cached_property
     def calibrated(self) -> Sampler | None:
         """The closing rule's ``access_gap_sampling`` table, None when the type has none."""
         table = self.ft.access_gap_sampling
@@ -615,13 +621,14 @@ def _chain_counted_streams(
 
 
 def _transition_gaps(laws: Laws, which: NDArray[np.int64], rng: np.random.Generator) -> I64:
-    """One gap per entry of ``which`` (a transition's index into ``laws.gap_samplers``, -1: F_j)."""
+    """One gap per entry of ``which`` (a transition's index into ``laws.gap_samplers``, -1: a
+    transition without its own law: ``other_gaps``, else F_j)."""
     gaps = np.empty(which.size, dtype=np.int64)
     for i, sampler in enumerate(laws.gap_samplers):
         sel = np.flatnonzero(which == i)
         gaps[sel] = sampler.draw(rng, sel.size)
     rest = np.flatnonzero(which < 0)
-    gaps[rest] = laws.access.draw(rng, rest.size)
+    gaps[rest] = (laws.other_gaps or laws.access).draw(rng, rest.size)
     return gaps
 
 

@@ -380,12 +380,9 @@ def test_a_chain_types_counted_accesses_stay_in_the_window() -> None:
     assert int(s.time_us[sel].max()) < WINDOW_MS * 1000
 
 
-def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None:
-    """A job checks that its output is gone (``delete``, then ``getfileinfo``s that miss) before it
-    writes it again. The lookups after the delete stay lookups (GETFILEINFO_ABSENT); only the first
-    other access re-creates the object, and a delete right after a delete's lookups is that
-    re-creation (it starts no run of its own)."""
-    law = ChainLaw(v2_profile().types[2].model_copy(update={
+def _deleting_directory_law() -> ChainLaw:
+    """A directory type's chain of getfileinfo, delete and listStatus (states 0, 1, 2)."""
+    return ChainLaw(v2_profile().types[2].model_copy(update={
         "commands": CommandChain(
             commands=["getfileinfo", "delete", "listStatus"],
             share=[0.4, 0.3, 0.3],
@@ -393,6 +390,14 @@ def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None
             next=[[0.4, 0.3, 0.3], [0.5, 0.2, 0.3], [0.4, 0.3, 0.3]],
         )
     }))
+
+
+def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None:
+    """A job checks that its output is gone (``delete``, then ``getfileinfo``s that miss) before it
+    writes it again. The lookups after the delete stay lookups (GETFILEINFO_ABSENT); only the first
+    other access re-creates the object, and a delete right after a delete's lookups is that
+    re-creation (it starts no run of its own)."""
+    law = _deleting_directory_law()
     gfi, dele, ls = 0, 1, 2
     streams = [[dele, gfi, gfi, ls, dele], [ls, dele, dele, dele, gfi, ls], [dele, gfi], [gfi, dele, gfi, dele, gfi]]
     states = np.array([s for stream in streams for s in stream], dtype=np.int16)
@@ -413,14 +418,7 @@ def test_the_command_of_an_implicit_re_creation_is_kept() -> None:
     """The first non-lookup access after a directory's mid-stream delete re-creates it; when that
     access was not a delete (or a mkdirs), its own command rides in the high byte for
     ``synth.recreation`` (a job lists its output directory once a task has made it again)."""
-    law = ChainLaw(v2_profile().types[2].model_copy(update={
-        "commands": CommandChain(
-            commands=["getfileinfo", "delete", "listStatus"],
-            share=[0.4, 0.3, 0.3],
-            first=[1.0, 0.0, 0.0],
-            next=[[0.4, 0.3, 0.3], [0.5, 0.2, 0.3], [0.4, 0.3, 0.3]],
-        )
-    }))
+    law = _deleting_directory_law()
     gfi, dele, ls = 0, 1, 2
     streams = [[dele, gfi, gfi, ls, dele], [ls, dele, dele, dele, gfi, ls], [gfi, dele, gfi, dele, gfi]]
     states = np.array([s for stream in streams for s in stream], dtype=np.int16)

@@ -86,12 +86,16 @@ class MemoryBackend(Backend):
     def _split(path: str) -> list[str]:
         return [p for p in path.split("/") if p]
 
-    def _dir(self, parts: list[str], path: str) -> Tree:
+    def _dir(self, parts: list[str], path: str, make: bool = False) -> Tree:
+        """The directory ``parts``; with ``make`` the missing ones are made on the way (``create``
+        makes missing parents), else a missing one is ENOENT."""
         node: Tree = self.root
         for name in parts:
             child = node.get(name, _MISSING)
             if child is _MISSING:
-                raise _err(errno.ENOENT, path)
+                if not make:
+                    raise _err(errno.ENOENT, path)
+                child = node[name] = Tree()
             if isinstance(child, FileNode):
                 raise _err(errno.ENOTDIR, path)
             node = child
@@ -135,24 +139,12 @@ class MemoryBackend(Backend):
 
     # ------------------------------------------------------------------ operations
 
-    def _made_dir(self, parts: list[str], path: str) -> Tree:
-        """The directory ``parts``, made with the missing ones above it (``create`` does that)."""
-        node: Tree = self.root
-        for name in parts:
-            child = node.get(name, _MISSING)
-            if child is _MISSING:
-                child = node[name] = Tree()
-            if isinstance(child, FileNode):
-                raise _err(errno.ENOTDIR, path)
-            node = child
-        return node
-
     def create(self, path: str) -> None:
         with self._lock:
             parts = self._split(path)
             if not parts:
                 raise _err(errno.EEXIST, path)
-            parent, name = self._made_dir(parts[:-1], path), parts[-1]
+            parent, name = self._dir(parts[:-1], path, make=True), parts[-1]
             if name in parent:
                 raise _err(errno.EEXIST, path)
             parent[name] = FileNode()

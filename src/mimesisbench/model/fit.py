@@ -438,7 +438,7 @@ def _sequences(
     col = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
     digits = lc[np.repeat(bounds[short], lens) + col].astype(np.int64) + 1
     codes = np.add.reduceat(digits * _SEQUENCE_RADIX**col, np.cumsum(lens) - lens)
-    uniq, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    uniq, counts = np.unique(codes, return_counts=True)
     per_length = np.bincount(lens, minlength=MAX_SEQUENCE_LENGTH + 1)
     keep = np.flatnonzero(counts >= MIN_SEQUENCE_OBJECTS)
     keep = keep[np.lexsort((uniq[keep], -counts[keep]))][:MAX_SEQUENCES]
@@ -451,7 +451,7 @@ def _sequences(
         while code:
             code, digit = divmod(code, _SEQUENCE_RADIX)
             seq.append(commands[digit - 1])
-        out[">".join(seq)] = float(counts[i] / per_length[lens[first[i]]])
+        out[">".join(seq)] = float(counts[i] / per_length[len(seq)])
     return out, covered
 
 

@@ -1,6 +1,6 @@
 """Per-command round trip on a real NameNode: fit its audit log, replay the model, compare the logs.
 
-A small mixed workload (2,400 steps, ~20 s on a quiet machine) is driven through the native client ``hdfs-native`` under
+A small mixed workload (4,800 steps, ~40 s on a quiet machine) is driven through the native client ``hdfs-native`` under
 ``BASE/src`` on the managed HDFS (the ``local_hdfs`` fixture), issuing every command the client
 can: ``create``, ``create`` with overwrite, ``open``, ``getfileinfo``, ``listStatus``,
 ``contentSummary``, ``setPermission``, ``setOwner``, ``setTimes``, ``setReplication``,
@@ -10,10 +10,11 @@ in a ``_temporary`` directory, renamed out, the directory deleted). Its audit li
 (``model``), the profile generated (``generate``) and the schedule ``run`` against the same
 NameNode under ``BASE/replay``. The NameNode's log of the replay (phase 2 only: from the run's
 start barrier) must have the op mix of the first log: every command's share within 1 percentage
-point in the issue; this test allows 3 (``SHARE_TOLERANCE``: the model is not there yet).
+point, as the issue asks (``SHARE_TOLERANCE``).
 
 Counts and shares only: nothing here depends on how fast the loaded machine runs the workload.
 """
+
 
 from __future__ import annotations
 
@@ -39,17 +40,15 @@ SRC = f"{BASE}/src"
 REPLAY = f"{BASE}/replay"
 #: the workload is counted in steps, not timed: a loaded machine runs the same operations, slower
 #: (a timed workload would give it a smaller trace, and the fitted model a noisier op mix)
-STEPS = 2400
-POLL_EVERY = 120  # steps: a poll instead of a step (20 polls)
-BURST_EVERY, BURST_AT = 600, 150  # steps: a job burst instead of a step (4 bursts)
-PACE_S = 0.005  # between steps (about 20 s in all on a quiet machine)
-#: the issue asks for 1 percentage point, which the model does not meet yet (issue 14 is open). The
-#: replay performs its schedule (9 of 3,063 operations at most failed, nothing is mapped); what is off
-#: is the fitted model's own op mix: ``open`` comes out 1-2 pp low, and by how much moves with the
-#: workload's timing, which the fit reads and a loaded machine changes (0.3-2.0 pp measured). This
-#: test holds the round trip to 3 pp so that load cannot flip it; ``bench/bench_fidelity_traces.py``
-#: reports the model's op-mix error against the 1 pp bar.
-SHARE_TOLERANCE = 0.03
+STEPS = 4800
+POLL_EVERY = 120  # steps: a poll instead of a step (40 polls)
+BURST_EVERY, BURST_AT = 600, 150  # steps: a job burst instead of a step (8 bursts)
+PACE_S = 0.005  # between steps (about 40 s in all on a quiet machine)
+#: the issue's bar. The replay is a sample of the model: over 12 generation seeds of one fitted
+#: profile (~6,500 operations) a command's share varied by 0.07-0.28 points (sd), the model's own
+#: biases stayed under 0.35 and the worst command of each draw was 0.2-0.7 points off; with half
+#: the steps the worst reached 0.9 in 8 draws, too near the bar for a test that must not flip
+SHARE_TOLERANCE = 0.01
 
 
 def _cli(*args: str, timeout_s: float = 300.0) -> subprocess.CompletedProcess[str]:
@@ -234,7 +233,7 @@ def roundtrip(local_hdfs, driven) -> dict[str, Any]:
     schedule = work / "schedule"
     done = _cli("generate", str(profile), "--seed", "1", "-o", str(schedule))
     assert done.returncode == 0, done.stderr
-    # a 20 s window: phase 1 and the replay take well under the timeout even on a loaded machine.
+    # a 40 s window: phase 1 and the replay take well under the timeout even on a loaded machine.
     # ``mkdirs=native``: one mkdirs RPC per MKDIRS, as the client that made the trace sent (the
     # backend's default adds a getfileinfo to give mkdirs of an existing directory POSIX's EEXIST)
     done = _cli("run", str(schedule), "--backend", f"{local_hdfs.url}{REPLAY}?mkdirs=native", "--max-drift", "off",

@@ -171,3 +171,15 @@ def test_the_cdf_is_right_continuous_at_a_listed_twice_value() -> None:
     dist = Distribution(values=[0.0, 10.0, 10.0, 20.0], weights=[0.0, 0.5, 0.25, 0.25])
     np.testing.assert_allclose(dist.cdf([5.0, 10.0, 15.0, 20.0, 25.0, -1.0]), [0.25, 0.75, 0.875, 1.0, 1.0, 0.0])
     np.testing.assert_allclose(dist.quantile([0.5, 0.75, 0.8]), [10.0, 10.0, 12.0])
+
+
+def test_discrete_samples_of_few_values_are_point_masses() -> None:
+    """Counts of a few objects: each value is a point mass, so stratified draws give them back
+    (spread over the gaps to their neighbours, three pollers' counts drew 4 % fewer in all)."""
+    data = [1166, 1513, 1538]
+    dist = Distribution.from_samples(data, discrete=True)
+    assert dist.mean() == pytest.approx(np.mean(data), rel=1e-9)
+    u = (np.arange(3) + 0.5) / 3
+    assert dist.quantile(u) == pytest.approx(data)
+    spread = Distribution.from_samples(data)
+    assert spread.quantile(u).sum() < 0.97 * sum(data)

@@ -13,6 +13,7 @@ The logs are in the NameNode's audit format (as in ``test_trace_audit.py``); the
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -287,3 +288,140 @@ def test_a_fitted_type_keeps_the_creations_its_window_saw(tmp_path: Path, capsys
     n_trace = sum(1 for e in trace if e[1] == "create")
     creates = events.filter(pl.col("op") == int(OpCode.CREATE)).height
     assert abs(creates - n_trace) <= 0.02 * n_trace, (creates, n_trace)
+
+
+def _stream_ends(generated: pl.DataFrame) -> pl.DataFrame:
+    """Each file's accesses in order (creations and deletions left out): its ops as a list."""
+    accesses = generated.filter(~pl.col("op").is_in([int(OpCode.CREATE), int(OpCode.DELETE)]))
+    return accesses.sort("target", "time_us", "seq").group_by("target", maintain_order=True).agg(pl.col("op"))
+
+
+def test_readers_streams_end_with_the_open_their_lookup_led_to(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """200 warehouse files, each read 4 to 25 times at Poisson times: a read is one or two
+    getfileinfo then an open 15 ms later, so every stream ends with an open. A walk of the chain
+    drawn for a stream's count ends wherever the count stops it (after a getfileinfo about half
+    the time, an open short per such stream); bridged to the type's law of last commands, the
+    walks end as the trace's do and the type keeps its share of opens."""
+    window_ms = 600_000
+    rng = np.random.default_rng(11)
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(200):
+        path = f"/wh/t{k:03d}/part-00000"
+        reads = int(rng.integers(4, 26))
+        times = np.sort(rng.uniform(1000, window_ms - 1000, reads))
+        for t in times:
+            for j in range(int(rng.integers(1, 3))):
+                events.append((float(t) + 5 * j, "getfileinfo", path, "null"))
+            events.append((float(t) + 15, "open", path, "null"))
+    generated = _fit_and_generate(_write(tmp_path / "reads.audit.log", events), tmp_path, capsys, types="1")
+    streams = _stream_ends(generated)
+    assert streams.height >= 190
+    ends_with_open = float(np.mean([ops[-1] == int(OpCode.OPEN) for ops in streams["op"].to_list()]))
+    assert ends_with_open > 0.9, ends_with_open  # 0.4 for plain walks
+    trace_share = sum(1 for e in events if e[1] == "open") / len(events)
+    ops = generated.filter(pl.col("op").is_in([int(OpCode.OPEN), int(OpCode.GETFILEINFO)]))["op"]
+    share = float((ops == int(OpCode.OPEN)).mean())
+    assert share == pytest.approx(trace_share, abs=0.01), (share, trace_share)
+
+
+def test_a_few_pollers_keep_their_polls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three daemons list their own directories through a 10-minute window, every 300, 400 and
+    500 ms. The type's popularity holds their three counts: drawn as points of a piecewise-linear
+    law they came out 4 % short in all; and the gap law pooled over the three makes the busiest
+    stream a tenth too long for the window, where it lost its last polls. The counts are drawn
+    as the point masses they are and a stream too long for a window that held the trace's
+    longest one is squeezed into it: every poll is kept."""
+    window_ms = 600_000
+    rng = np.random.default_rng(12)
+    events: list[tuple[float, str, str, str]] = []
+    for d, period in enumerate((300.0, 400.0, 500.0)):
+        t = float(rng.uniform(0, period))
+        while t < window_ms - 1:
+            events.append((t, "listStatus", f"/daemons/d{d}/inbox", "null"))
+            t += period * float(rng.uniform(0.98, 1.02))
+    for k in range(30):  # a few files, so that the directories have a kind of their own
+        events.append((float(rng.uniform(0, window_ms - 1)), "open", f"/warehouse/part-{k % 6:05d}", "null"))
+    # one type per kind: the three daemons' directories share their laws
+    generated = _fit_and_generate(_write(tmp_path / "pollers.audit.log", events), tmp_path, capsys, types="1")
+    polls = generated.filter(pl.col("op") == int(OpCode.LIST_DIR)).height
+    n_trace = sum(1 for e in events if e[1] == "listStatus")
+    assert abs(polls - n_trace) <= 0.005 * n_trace, (polls, n_trace)
+
+
+def test_files_deleted_in_the_window_are_all_deleted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """300 files created through a 10-minute window, each read once and deleted before the window
+    ends (up to 5 minutes after its creation). The deletion delays were drawn apart from the
+    creation times: given to a file made late, a long delay fell past the window's end and the
+    file was never deleted. Given by rank (the longest to the files made first), they keep their
+    law and every deletion lands in the window."""
+    window_ms = 600_000
+    rng = np.random.default_rng(13)
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(300):
+        made = float(rng.uniform(1000, window_ms - 10_000))
+        path = f"/tmp/stage/f{k:04d}"
+        delay = float(rng.uniform(2000, min(300_000.0, window_ms - 1000 - made)))
+        events += [(made, "create", path, "null"), (made + 1000, "open", path, "null"),
+                   (made + delay, "delete", path, "null")]  # fmt: skip
+    generated = _fit_and_generate(_write(tmp_path / "stage.audit.log", events), tmp_path, capsys, types="1")
+    deletes = generated.filter(pl.col("op") == int(OpCode.DELETE)).height
+    creates = generated.filter(pl.col("op") == int(OpCode.CREATE)).height
+    assert creates >= 290
+    assert deletes >= 0.98 * creates, (deletes, creates)
+
+
+def test_validate_counts_a_job_s_deleted_temporary_as_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Jobs write their parts under ``_temporary`` (made by the creates, no mkdirs is audited),
+    rename them out and delete ``_temporary``: in the trace it is a directory (files were made in
+    it) whose one access is the delete. The schedule makes it and deletes it empty, so its events
+    alone show no child: ``validate --trace`` takes the schedule's directories from its own table
+    and counts those deletes as deletes of directories, as in the trace (not of files)."""
+    events: list[tuple[float, str, str, str]] = []
+    for job in range(60):
+        t = 2000.0 + job * 9000.0
+        base = f"/jobs/job-{job:03d}"
+        for k in range(4):
+            events.append((t + 10 * k, "create", f"{base}/_temporary/0/part-{k:05d}", "null"))
+            events.append((t + 500 + 10 * k, "rename", f"{base}/_temporary/0/part-{k:05d}", f"{base}/part-{k:05d}"))
+        events.append((t + 1000, "delete", f"{base}/_temporary", "null"))
+        events.append((t + 2000, "listStatus", base, "null"))
+    log = _write(tmp_path / "temporary.audit.log", events)
+    _fit_and_generate(log, tmp_path, capsys)
+    code, out, err = run_cli(["validate", str(tmp_path / "schedule"), "--trace", str(log), "--json"], capsys)
+    assert code == 0, err
+    targets = json.loads(out)["by_command"]["delete"]["targets"]
+    assert targets["directory"]["n_trace"] == 60
+    assert targets["directory"]["n_schedule"] >= 54, targets
+    assert targets.get("file", {}).get("n_schedule", 0) <= 6, targets
+
+
+def test_short_and_long_streams_walk_laws_of_their_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One type, two populations: 400 files touched 5 to 8 times by metadata writes and lookups in
+    any order (streams too varied for kept sequences), and 60 files read 15 to 30 times (a lookup,
+    then an open). Pooled, the chain's lookups lead to writes as often as to opens: the readers'
+    long walks wander into writes and lose opens, the short ones gain them. Each walks the law
+    fitted on its own streams: the readers' files keep their reads."""
+    window_ms = 600_000
+    rng = np.random.default_rng(14)
+    events: list[tuple[float, str, str, str]] = []
+    touches = ("setTimes", "setOwner", "setPermission", "getfileinfo", "setReplication")
+    for k in range(400):
+        path = f"/data/touched/f{k:04d}"
+        for t in np.sort(rng.uniform(1000, window_ms - 1000, int(rng.integers(5, 9)))):
+            events.append((float(t), touches[int(rng.integers(len(touches)))], path, "null"))
+    for k in range(60):
+        path = f"/data/read/f{k:03d}"
+        for t in np.sort(rng.uniform(1000, window_ms - 1000, int(rng.integers(15, 31)))):
+            events += [(float(t), "getfileinfo", path, "null"), (float(t) + 15, "open", path, "null")]
+    generated = _fit_and_generate(_write(tmp_path / "two.audit.log", events), tmp_path, capsys, types="1")
+    per_file = generated.group_by("target").agg(
+        n=pl.len(), opens=(pl.col("op") == int(OpCode.OPEN)).sum(), info=(pl.col("op") == int(OpCode.GETFILEINFO)).sum()
+    )
+    long = per_file.filter(pl.col("n") > 10)
+    assert long.height >= 50
+    # the readers' long streams are half opens, half lookups (0.26 opens with one pooled chain)
+    share = float(long["opens"].sum() / long["n"].sum())
+    assert share == pytest.approx(0.5, abs=0.03), share
+    n_trace = sum(1 for e in events if e[1] == "open")
+    opens = int(per_file["opens"].sum())
+    assert abs(opens - n_trace) <= 0.03 * n_trace, (opens, n_trace)

@@ -61,6 +61,33 @@ CASES = [
     (_set(["namespace", "directories"], 10**15), "namespace.directories"),
 ]
 
+#: a format-2 type's command chain with a law of last commands and a short walk
+CHAIN = {"commands": ["getfileinfo", "open"], "share": [0.5, 0.5], "first": [1.0, 0.0],
+         "next": [[0.1, 0.9], [0.8, 0.2]], "last": [0.1, 0.9],
+         "short_walk": {"first": [1.0, 0.0], "next": [[0.0, 1.0], [1.0, 0.0]], "last": [0.0, 1.0]}}
+
+
+def _chain(**over: Any) -> Callable[[Doc], None]:
+    def mutate(doc: Doc) -> None:
+        chain = json.loads(json.dumps(CHAIN))
+        for key, value in over.items():
+            if "." in key:
+                outer, inner = key.split(".")
+                chain[outer][inner] = value
+            else:
+                chain[key] = value
+        doc["types"][0]["commands"] = chain
+
+    return mutate
+
+
+CASES += [
+    (_chain(last=[0.5]), "types[0].commands.last: has 1 entries for 2 commands"),
+    (_chain(last=[0.5, 0.6]), "types[0].commands.last: sums to 1.1"),
+    (_chain(**{"short_walk.next": [[0.5, 0.4], [1.0, 0.0]]}), "types[0].commands.short_walk.next[0]: sums to 0.9"),
+    (_chain(**{"short_walk.last": [1.0]}), "types[0].commands.short_walk.last: has 1 entries for 2 commands"),
+]
+
 
 @pytest.mark.parametrize(("mutate", "fragment"), CASES)
 def test_error_names_the_key(demo_doc: Doc, tmp_path: Path, mutate: Callable[[Doc], None], fragment: str) -> None:

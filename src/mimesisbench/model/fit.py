@@ -28,7 +28,7 @@ from mimesisbench.model.namespace_shape import fit_namespace
 from mimesisbench.model.objects import ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
-from mimesisbench.profile.schema import MAX_COMMANDS, MAX_SEQUENCE_LENGTH, CommandChain, PathlessCommand
+from mimesisbench.profile.schema import MAX_COMMANDS, MAX_SEQUENCE_LENGTH, ChainWalk, CommandChain, PathlessCommand
 
 #: at most this many threads fit the per-type distributions (numpy sorts release the GIL)
 MAX_THREADS = 4
@@ -42,6 +42,8 @@ WITHOUT_PATH_PREFIX = "without_path."
 NOT_MODELLED_PREFIX = "not_modelled."
 #: a transition of a type's chain keeps its own gap law from this many gaps on
 MIN_TRANSITION_GAPS = 30
+#: transitions each of a type's long and short walked streams need for a walk law of their own
+MIN_WALK_TRANSITIONS = 100
 #: a command index + 1 is one digit of a short stream's code (``_sequences``): RADIX**10 < 2**63
 _SEQUENCE_RADIX = MAX_COMMANDS + 1
 #: a type keeps the short streams' command sequences (``_sequences``) seen on at least this many
@@ -375,22 +377,34 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     share = _bincount(lc, m) / lc.size
     starts = np.concatenate(([True], obj[1:] != obj[:-1]))
     sequences, covered = _sequences(starts, lc, [names[i] for i in ranked])
-    # the chain is walked by the objects no kept sequence covers: its first and next are theirs
+    # the chain is walked by the objects no kept sequence covers: its first, next and last are
+    # theirs; the short ones among them (the rare streams, richer in rare commands than the long
+    # ones: pooled, a reader type's long walks came out 2.5 % short of opens) get a walk law of
+    # their own when both parts have enough transitions to fit one
     walked = ~covered if not covered.all() else np.ones(lc.size, dtype=bool)
-    first = np.bincount(lc[starts & walked], minlength=m) / max(int((starts & walked).sum()), 1)
+    del covered
+    bounds = np.append(np.flatnonzero(starts), lc.size)
+    long = np.repeat(np.diff(bounds) > MAX_SEQUENCE_LENGTH, np.diff(bounds))
+    del bounds
     same = ~starts[1:]
-    del starts
     key = lc[:-1][same] * narrow(m) + lc[1:][same]
+    parts = [walked & long, walked & ~long]
+    del long
+    if min(int((part[1:][same]).sum()) for part in parts) < MIN_WALK_TRANSITIONS:
+        parts = [walked]
+    fitted = [_walk_law(lc, starts, same, key, part, share) for part in parts]
+    del parts, walked, starts
+    first, nxt, last = fitted[0]
+    short_walk = None
+    if len(fitted) == 2:
+        s_first, s_next, s_last = fitted[1]
+        short_walk = ChainWalk(first=s_first.tolist(), next=s_next.tolist(),
+                               last=None if s_last is None else s_last.tolist())
     del lc
     if gaps is None:
         gaps = np.diff(time)[same]
-    walked = walked[1:][same]
     del same
     pairs = _bincount(key, m * m).reshape(m, m)
-    walked_pairs = _bincount(key[walked], m * m).reshape(m, m) if not walked.all() else pairs
-    del walked
-    followed = walked_pairs.sum(axis=1)
-    nxt = np.where(followed[:, None] > 0, walked_pairs / np.maximum(followed, 1)[:, None], share[None, :])
     laws: dict[str, Distribution] = {}
     other: Distribution | None = None
     frequent = np.flatnonzero(pairs.ravel() >= MIN_TRANSITION_GAPS)
@@ -414,7 +428,33 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
         gaps=laws,
         other_gaps=other,
         sequences=sequences,
+        last=None if last is None else last.tolist(),
+        short_walk=short_walk,
     )
+
+
+def _walk_law(
+    lc: NDArray[np.integer],
+    starts: NDArray[np.bool_],
+    same: NDArray[np.bool_],
+    key: NDArray[np.integer],
+    part: NDArray[np.bool_],
+    share: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None]:
+    """``first``, ``next`` and ``last`` of the streams whose accesses ``part`` marks (whole
+    streams): ``lc`` their local command ids, ``starts`` where each stream starts, ``key`` the
+    transitions (``same``: the consecutive accesses of one object); a command never followed in
+    them takes ``share`` as its row."""
+    m = share.size
+    first = np.bincount(lc[starts & part], minlength=m) / max(int((starts & part).sum()), 1)
+    # the last access of each stream of two or more: where the trace's streams end
+    ends = np.append(starts[1:], True) & ~starts & part
+    last = np.bincount(lc[ends], minlength=m) / int(ends.sum()) if ends.any() else None
+    in_part = part[1:][same]
+    pairs = _bincount(key[in_part], m * m).reshape(m, m)
+    followed = pairs.sum(axis=1)
+    nxt = np.where(followed[:, None] > 0, pairs / np.maximum(followed, 1)[:, None], share[None, :])
+    return first, nxt, last
 
 
 def _sequences(
@@ -491,7 +531,7 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
     gaps = acc.gaps()
     observed: dict[str, Distribution] = {}
     if n_accessed:
-        observed["popularity"] = Distribution.from_samples(type_accesses[accessed], points)
+        observed["popularity"] = Distribution.from_samples(type_accesses[accessed], points, discrete=True)
     new_dir = int((cols.parent_made[idx] & has_created).sum()) / n_created if kind == "file" and n_created else 0.0
     return FileType(
         id=type_id,

@@ -450,6 +450,7 @@ def build_view(
     modelled_only: bool = False,
     object_paths: bool = True,
     relative_times: bool = False,
+    known_directories: pl.Series | None = None,
 ) -> ObjectView:
     """Classify paths, follow renames, split each object's events into its creation, its final
     deletion and its accesses, and compute the per-object table.
@@ -462,7 +463,10 @@ def build_view(
     column out of the object table (the fit reads no object's path: a text per object less).
     ``relative_times=True``: the access table's ``time_ms`` are ms since an origin at or before
     the first event (Int32 when the events span less than 2**31 ms, else Int64): for a caller
-    that reads only their differences (the fit), half the memory."""
+    that reads only their differences (the fit), half the memory. ``known_directories``: paths
+    known to be directories by other means than a snapshot (a schedule's own directory table,
+    whose leaf directories deleted untouched show no child in its events); unlike a snapshot's,
+    they say nothing about which paths existed before the first event."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         ev, ancestors = _event_arrays(events, pool)
         names = ev.names
@@ -472,6 +476,8 @@ def build_view(
         # each path id's parent's id, found on the other core while this one classifies
         parent_of = pool.submit(lambda: names.ids_of_hashes(parent_hash_norm[names.norm_of_id]))
         dir_parts = [ancestor_dirs, paths.gather(mkdirs_ids)]
+        if known_directories is not None:
+            dir_parts.append(known_directories.cast(pl.String).str.strip_chars_end("/").replace("", "/"))
         in_snapshot: NDArray[np.bool_] | None = None
         if snapshot is not None and snapshot.height:
             snap_paths = snapshot["path"].cast(pl.String).str.strip_chars_end("/").replace("", "/")

@@ -83,14 +83,20 @@ class Distribution(BaseModel):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_samples(
-        cls, samples: NDArray[np.floating] | NDArray[np.integer] | list[float], points: int = DEFAULT_POINTS
+        cls,
+        samples: NDArray[np.floating] | NDArray[np.integer] | list[float],
+        points: int = DEFAULT_POINTS,
+        discrete: bool = False,
     ) -> Distribution:
         """Fit a quantile table from raw samples: ``points + 1`` evenly spaced quantile levels plus a
         few geometrically spaced ones in the upper tail; at most about ``2 * (points + 30)`` values.
 
         A stored value that several samples share (a tie) is listed twice, the first time with
         the CDF just below the tie, so the tie's mass is a point mass (the CDF jumps) rather than
-        spread over the gap to the previous stored value.
+        spread over the gap to the previous stored value. ``discrete``: samples of a discrete law
+        (counts): when every distinct value is kept, each is a point mass, tied or not, so that
+        draws give back the samples' values (spread over the gaps, the accesses of a type of three
+        pollers listed 1,166, 1,513 and 1,538 times drew 4 % fewer in all).
         """
         data = np.sort(np.asarray(samples, dtype=np.float64))
         if data.size == 0:
@@ -104,6 +110,13 @@ class Distribution(BaseModel):
             # few distinct values: keep every one, exactly (ties are point masses)
             uniq = data[ends]
             cdf = (ends + 1) / n
+            if discrete:
+                below = np.append(0.0, cdf[:-1])
+                values = np.repeat(uniq, 2)[1:]
+                cdfs = np.column_stack([below, cdf]).ravel()[1:]
+                weights = np.diff(cdfs, prepend=0.0)
+                weights[-1] += 1.0 - weights.sum()
+                return cls(values=values.tolist(), weights=weights.tolist())
         else:
             levels = np.linspace(0.0, 1.0, points + 1)
             if n > points:

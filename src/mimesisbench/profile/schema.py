@@ -97,6 +97,34 @@ class GapSampling(_Strict):
     note: str = ""
 
 
+def _check_walk(where: str, n: int, first: list[float], nxt: list[list[float]], last: list[float] | None) -> None:
+    """A chain's walk law: ``first`` and ``last`` laws over its ``n`` commands, ``next`` a
+    stochastic matrix; raises ValueError naming the bad key (prefixed by ``where``)."""
+    rows: list[tuple[str, list[float]]] = [("first", first)] + ([("last", last)] if last is not None else [])
+    for key, row in rows:
+        if len(row) != n:
+            raise ValueError(f"{where}{key}: has {len(row)} entries for {n} commands")
+        if not math.isclose(sum(row), 1.0, abs_tol=1e-6):
+            raise ValueError(f"{where}{key}: sums to {sum(row):.9g}, not 1")
+    if len(nxt) != n:
+        raise ValueError(f"{where}next: has {len(nxt)} rows for {n} commands")
+    for i, row in enumerate(nxt):
+        if len(row) != n:
+            raise ValueError(f"{where}next[{i}]: has {len(row)} entries for {n} commands")
+        if not math.isclose(sum(row), 1.0, abs_tol=1e-6):
+            raise ValueError(f"{where}next[{i}]: sums to {sum(row):.9g}, not 1")
+
+
+class ChainWalk(_Strict):
+    """The walk law of a type's short streams (``CommandChain.short_walk``): ``first``, ``next``
+    and ``last`` as in ``CommandChain``, fitted on the streams of at most
+    ``MAX_SEQUENCE_LENGTH`` accesses that no kept sequence covers."""
+
+    first: list[Share] = Field(description="P(a short walk's first access is commands[i])")
+    next: list[list[Share]] = Field(description="next[i][k] = P(commands[k] follows commands[i]) in a short walk")
+    last: list[Share] | None = Field(default=None, description="P(a short walk of two or more ends with commands[i])")
+
+
 class CommandChain(_Strict):
     """Which audited command each access of a type's objects is, and in what order (format 2).
 
@@ -107,7 +135,13 @@ class CommandChain(_Strict):
     first access is ``commands[i]``, ``next[i][k]`` that ``commands[k]`` follows ``commands[i]``.
     ``sequences`` keeps the short streams whole: an object with n accesses takes one of the
     sequences of n commands with its share (the chain cannot say "renamed exactly once"), and
-    walks the chain otherwise.
+    walks the chain otherwise: with ``short_walk``, an object of at most
+    ``MAX_SEQUENCE_LENGTH`` accesses walks that law (fitted on the short streams no sequence
+    covers: the rare ones, richer in rare commands than the long streams the chain's own
+    ``first``, ``next`` and ``last`` are then fitted on). ``last[i]`` is the chance that a walked stream of two or more
+    accesses ends with ``commands[i]``: a walk of n accesses is then a Markov bridge, the chain
+    conditioned on ending as the trace's streams do (a reader's stream ends with the ``open``
+    its ``getfileinfo`` led to, not wherever its length cuts the chain).
     With ``gaps`` it is a semi-Markov (Markov renewal) process: the interarrival after a
     transition ``a>b`` listed there is drawn from its own law; the others draw ``other_gaps``
     (the gaps of those transitions pooled), or F_j (``access_interarrival``) without it. ``share`` is the observed share of each command among the type's
@@ -131,6 +165,16 @@ class CommandChain(_Strict):
         description="interarrival law (ms) after the transitions without a law in gaps (their gaps pooled); "
         "None: they draw F_j",
     )
+    last: list[Share] | None = Field(
+        default=None,
+        description="P(a walked stream of two or more accesses ends with commands[i]); None: a walk ends "
+        "wherever its length stops it",
+    )
+    short_walk: ChainWalk | None = Field(
+        default=None,
+        description="the walk law of objects of at most MAX_SEQUENCE_LENGTH accesses that take no kept "
+        "sequence; None: they walk first/next/last",
+    )
 
     @model_validator(mode="after")
     def _stochastic(self) -> CommandChain:
@@ -140,18 +184,14 @@ class CommandChain(_Strict):
         for name in self.commands:
             if not name or ">" in name or len(name) > 64:
                 raise ValueError(f"commands: {name!r} is not an audit command name")
-        for key, row in (("share", self.share), ("first", self.first)):
-            if len(row) != n:
-                raise ValueError(f"{key}: has {len(row)} entries for {n} commands")
-            if not math.isclose(sum(row), 1.0, abs_tol=1e-6):
-                raise ValueError(f"{key}: sums to {sum(row):.9g}, not 1")
-        if len(self.next) != n:
-            raise ValueError(f"next: has {len(self.next)} rows for {n} commands")
-        for i, row in enumerate(self.next):
-            if len(row) != n:
-                raise ValueError(f"next[{i}]: has {len(row)} entries for {n} commands")
-            if not math.isclose(sum(row), 1.0, abs_tol=1e-6):
-                raise ValueError(f"next[{i}]: sums to {sum(row):.9g}, not 1")
+        if len(self.share) != n:
+            raise ValueError(f"share: has {len(self.share)} entries for {n} commands")
+        if not math.isclose(sum(self.share), 1.0, abs_tol=1e-6):
+            raise ValueError(f"share: sums to {sum(self.share):.9g}, not 1")
+        _check_walk("", n, self.first, self.next, self.last)
+        if self.short_walk is not None:
+            w = self.short_walk
+            _check_walk("short_walk.", n, w.first, w.next, w.last)
         known = set(self.commands)
         for key, dist in self.gaps.items():
             a, sep, b = key.partition(">")

@@ -25,8 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.errors import ScheduleError
-from mimesisbench.profile.schema import FileType
+from mimesisbench.profile.schema import MAX_SEQUENCE_LENGTH, FileType
 from mimesisbench.schedule.format import OpCode, opcode_for
+from mimesisbench.synth.bridge import BRIDGE_STEPS, bridge_rows, end_weights
 
 I64 = NDArray[np.int64]
 #: the op an access after a mid-stream delete becomes, per kind
@@ -70,13 +71,9 @@ class ChainLaw:
                 )
             ops.append(int(op))
         self.ops = np.array(ops, dtype=np.uint8)
-        first = np.cumsum(np.asarray(chain.first, dtype=np.float64))
-        first[-1] = 1.0
-        self._first = first
-        rows = np.cumsum(np.asarray(chain.next, dtype=np.float64), axis=1)
-        rows[:, -1] = 1.0
-        # row i's CDF shifted by i: one sorted array, one searchsorted per step for every object
-        self._rows = (rows + np.arange(k, dtype=np.float64)[:, None]).ravel()
+        self._walker = _Walker(chain.first, chain.next, chain.last)
+        short = chain.short_walk
+        self._short = None if short is None else _Walker(short.first, short.next, short.last)
         index = {c: i for i, c in enumerate(chain.commands)}
         # per length n: the kept sequences of n commands (rows of states) and their shares' CDF
         by_length: dict[int, list[tuple[list[int], float]]] = {}
@@ -97,32 +94,15 @@ class ChainLaw:
     def states(self, counts: I64, rng: np.random.Generator) -> NDArray[np.int16]:
         """Chain states of ``counts[i]`` accesses per object, object-major: an object with n
         accesses takes one of the type's kept sequences of n commands (``CommandChain.sequences``)
-        with its share, else walks the chain."""
+        with its share, else walks the chain (a bridge to the type's ``last`` law when it has
+        one: ``synth.bridge``)."""
         counts = np.asarray(counts, dtype=np.int64)
         total = int(counts.sum())
         out = np.empty(total, dtype=np.int16)
         if total == 0:
             return out
         start = np.cumsum(counts) - counts
-        order = np.argsort(-counts, kind="stable")
-        desc = counts[order]
-        pos = start[order]
-        m = int(np.count_nonzero(desc > 0))
-        # the first states are stratified (``stratified``): a type with a few objects gets each
-        # first command in its share, not a binomial draw of it (the chain may be reducible: a
-        # poller directory is listed and never stat-ed, so the first state fixes the object's mix)
-        out[pos[:m]] = np.minimum(np.searchsorted(self._first, stratified(rng, m), side="right"), self.k - 1)
-        neg = -desc  # ascending: objects with more than s accesses are a prefix
-        step = 1
-        while True:
-            m = int(np.searchsorted(neg, -step, side="left"))
-            if m == 0:
-                break
-            idx = pos[:m] + step
-            prev = out[idx - 1].astype(np.int64)
-            at = np.searchsorted(self._rows, prev + rng.random(m), side="right") - prev * self.k
-            out[idx] = np.clip(at, 0, self.k - 1)
-            step += 1
+        walked = counts > 0
         # an object with n accesses takes a kept sequence of n commands with its share
         for n, (table, cdf) in self._sequences.items():
             objs = np.flatnonzero(counts == n)
@@ -131,6 +111,13 @@ class ChainLaw:
             pick = np.searchsorted(cdf, rng.random(objs.size), side="right")
             use = pick < table.shape[0]
             out[start[objs[use], None] + np.arange(n)] = table[pick[use]]
+            walked[objs[use]] = False
+        if self._short is not None:
+            for walker, part in ((self._short, walked & (counts <= MAX_SEQUENCE_LENGTH)),
+                                 (self._walker, walked & (counts > MAX_SEQUENCE_LENGTH))):
+                _walk_objects(walker, out, counts, start, part, rng)
+        else:
+            _walk_objects(self._walker, out, counts, start, walked, rng)
         return out
 
     def labels(self, states: NDArray[np.int16], counts: I64) -> NDArray[np.uint8]:
@@ -218,3 +205,62 @@ def volatile(ft: FileType) -> bool:
     chain = ft.commands
     moved = chain is not None and any(c in ("rename", "delete") for c in chain.commands)
     return moved or ft.delete_share > 0
+
+
+class _Walker:
+    """One walk law of a chain (``first``, ``next``, ``last``), ready to sample."""
+
+    def __init__(self, first: list[float], nxt: list[list[float]], last: list[float] | None) -> None:
+        self.first_law = np.asarray(first, dtype=np.float64)
+        cdf = np.cumsum(self.first_law)
+        cdf[-1] = 1.0
+        self.first_cdf = cdf
+        self.p = np.asarray(nxt, dtype=np.float64)
+        self.k = self.p.shape[0]
+        rows = np.cumsum(self.p, axis=1)
+        rows[:, -1] = 1.0
+        # row i's CDF shifted by i: one sorted array, one searchsorted per step for every object
+        self.rows = (rows + np.arange(self.k, dtype=np.float64)[:, None]).ravel()
+        self.last = None if last is None else np.asarray(last, dtype=np.float64)
+
+    def walk(self, out: NDArray[np.int16], desc: I64, pos: I64, rng: np.random.Generator) -> None:
+        """Walk for objects with ``desc`` accesses (descending, all > 0) from ``pos`` in ``out``:
+        the first states stratified (``stratified``: a type with a few objects gets each first
+        command in its share, not a binomial draw of it; the chain may be reducible: a poller
+        directory is listed and never stat-ed, so the first state fixes the object's mix), then one
+        vectorised step at a time over the objects that still have accesses (a shrinking prefix),
+        bridged to ``last`` when the law has one (``synth.bridge``)."""
+        m = desc.size
+        if m == 0:
+            return
+        k = self.k
+        out[pos] = np.minimum(np.searchsorted(self.first_cdf, stratified(rng, m), side="right"), k - 1)
+        e = None if self.last is None else end_weights(self.p, self.first_law, self.last, desc)
+        steps = 0 if e is None else int(min(desc[0] - 1, BRIDGE_STEPS))
+        bridged = bridge_rows(self.p, e, steps) if e is not None and steps > 0 else None
+        neg = -desc  # ascending: objects with more than s accesses are a prefix
+        step = 1
+        while True:
+            m = int(np.searchsorted(neg, -step, side="left"))
+            if m == 0:
+                break
+            idx = pos[:m] + step
+            prev = out[idx - 1].astype(np.int64)
+            u = rng.random(m)
+            at = np.searchsorted(self.rows, prev + u, side="right") - prev * k
+            if bridged is not None:
+                left = desc[:m] - 1 - step  # steps after this one
+                near = np.flatnonzero(left < steps)
+                row = left[near] * k + prev[near]
+                at[near] = np.searchsorted(bridged, row + u[near], side="right") - row * k
+            out[idx] = np.clip(at, 0, k - 1)
+            step += 1
+
+
+def _walk_objects(
+    walker: _Walker, out: NDArray[np.int16], counts: I64, start: I64, chosen: NDArray[np.bool_], rng: np.random.Generator
+) -> None:
+    """Walk ``walker`` for the ``chosen`` objects (object-major ``out``, ``start`` per object)."""
+    objs = np.flatnonzero(chosen)
+    order = np.argsort(-counts[objs], kind="stable")
+    walker.walk(out, counts[objs][order], start[objs][order], rng)

@@ -377,7 +377,9 @@ def validate_trace(tables: Schedule, trace_events: pl.DataFrame) -> dict[str, An
     same per audited command (``by_command``), and the share of the trace's operations whose
     command the schedule holds (``coverage``)."""
     mine_events = schedule_to_events(tables)
-    mine_view = build_view(mine_events)
+    # the schedule's directories are known: a leaf directory deleted untouched (a job's output
+    # tree, made and removed) shows no child in its events and would otherwise pass for a file
+    mine_view = build_view(mine_events, known_directories=tables.directories.get_column("path"))
     their_view = build_view(trace_events)
     mine = _trace_features(mine_view)
     theirs = _trace_features(their_view)

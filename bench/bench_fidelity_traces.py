@@ -22,6 +22,11 @@ worst command interarrival  0.05  largest per-command ``ks_interarrival`` (same 
 coverage                    0.99  share of the trace's operations whose command the profile models
 ==========================  ====  ==================================================================
 
+Under each row, ``noise`` gives the KS figures' sampling noise floor, estimated from the trace
+alone (``noise_floor.py``: the KS expected between the trace and an independent sample of its
+size from its own law; for the worst commands, of that command). A figure near its floor says
+nothing about the model, and no model can meet a bar below the floor.
+
 A figure the report leaves empty (``null``: nothing to compare, e.g. a schedule without one
 listing) fails its bar when the trace has something to compare. A step that fails (non-zero
 exit) marks its row as an error with the step's last message; the script then exits 1.
@@ -76,6 +81,7 @@ class Row:
     worst_command: dict[str, str | None] = field(default_factory=dict)
     passes: dict[str, bool] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    noise: dict[str, float | None] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -219,7 +225,32 @@ def measure(trace: Trace, work: Path, types: str, seed: int) -> Row:
         return row
     (work / f"{trace.name}.validate.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     row.figures, row.worst_command, row.passes = figures_of(report)
+    row.noise = _noise(trace.audit, row.worst_command, seed)
     return row
+
+
+#: figure -> the noise floor's key (``noise_floor.noise_floors``; the worst command's, per command)
+NOISE_OF = {
+    "ks_popularity": "ks_popularity",
+    "ks_interarrival": "ks_interarrival",
+    "worst_command_ks_popularity": "popularity",
+    "worst_command_ks_interarrival": "interarrival",
+}
+
+
+def _noise(log: Path, worst: dict[str, str | None], seed: int) -> dict[str, float | None]:
+    from noise_floor import noise_floors
+
+    commands = sorted({c for f, c in worst.items() if c and f.startswith("worst_command")})
+    floors = noise_floors(log, commands, seed)
+    out: dict[str, float | None] = {}
+    for figure, key in NOISE_OF.items():
+        command = worst.get(figure)
+        if figure.startswith("worst_command"):
+            out[figure] = floors.get(f"cmd:{command}:{key}") if command else None
+        else:
+            out[figure] = floors.get(key)
+    return out
 
 
 COLUMNS = (
@@ -242,9 +273,15 @@ def _cell(row: Row, figure: str) -> str:
     return f"{text} {mark}"
 
 
+def _noise_cell(row: Row, figure: str) -> str:
+    value = row.noise.get(figure)
+    return "" if value is None else f"{value:.4f}"
+
+
 def render(rows: Sequence[Row]) -> str:
     name_width = max([len("trace"), *(len(r.trace) for r in rows)])
     cells = [[_cell(r, figure) for figure, _ in COLUMNS] if r.error is None else [] for r in rows]
+    noise = [[_noise_cell(r, figure) for figure, _ in COLUMNS] for r in rows]
     widths = [max([len(title), *(len(c[i]) for c in cells if c)]) for i, (_, title) in enumerate(COLUMNS)]
     head = "  ".join([f"{'trace':<{name_width}}", *(f"{t:<{w}}" for (_, t), w in zip(COLUMNS, widths, strict=True))])
     bars = "  ".join(
@@ -255,13 +292,13 @@ def render(rows: Sequence[Row]) -> str:
         ]
     )
     lines = [head, bars]
-    for row, cell in zip(rows, cells, strict=True):
+    for row, cell, floor in zip(rows, cells, noise, strict=True):
         if row.error is not None:
             lines.append(f"{row.trace:<{name_width}}  ERROR {row.error}")
-        else:
-            lines.append(
-                "  ".join([f"{row.trace:<{name_width}}", *(f"{c:<{w}}" for c, w in zip(cell, widths, strict=True))])
-            )
+            continue
+        lines.append("  ".join([f"{row.trace:<{name_width}}", *(f"{c:<{w}}" for c, w in zip(cell, widths, strict=True))]))
+        if any(floor):
+            lines.append("  ".join([f"{'  noise':<{name_width}}", *(f"{c:<{w}}" for c, w in zip(floor, widths, strict=True))]))
     return "\n".join(lines)
 
 

@@ -381,19 +381,23 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     # theirs; the short ones among them (the rare streams, richer in rare commands than the long
     # ones: pooled, a reader type's long walks came out 2.5 % short of opens) get a walk law of
     # their own when both parts have enough transitions to fit one
-    walked = ~covered if not covered.all() else np.ones(lc.size, dtype=bool)
-    del covered
     bounds = np.append(np.flatnonzero(starts), lc.size)
-    long = np.repeat(np.diff(bounds) > MAX_SEQUENCE_LENGTH, np.diff(bounds))
-    del bounds
-    same = ~starts[1:]
+    del starts
+    length = np.diff(bounds)
+    walked = ~covered[bounds[:-1]] if not covered.all() else np.ones(length.size, dtype=bool)  # per stream
+    del covered
+    long = length > MAX_SEQUENCE_LENGTH
+    hops = length - 1
+    split = min(int(hops[walked & long].sum()), int(hops[walked & ~long].sum())) >= MIN_WALK_TRANSITIONS
+    # per stream: 0 covered by a kept sequence, 1 walked (long when split), 2 walked short
+    part = np.where(walked, np.where(long | (not split), 1, 2), 0).astype(np.int8)
+    del walked, long, hops
+    same = np.ones(lc.size - 1, dtype=bool)
+    same[bounds[1:-1] - 1] = False  # no transition across two objects' streams
     key = lc[:-1][same] * narrow(m) + lc[1:][same]
-    parts = [walked & long, walked & ~long]
-    del long
-    if min(int((part[1:][same]).sum()) for part in parts) < MIN_WALK_TRANSITIONS:
-        parts = [walked]
-    fitted = [_walk_law(lc, starts, same, key, part, share) for part in parts]
-    del parts, walked, starts
+    transition_part = np.repeat(part, length)[1:][same]
+    fitted = [_walk_law(lc, bounds, transition_part, key, part, which, share) for which in ((1, 2) if split else (1,))]
+    del part, length, transition_part
     first, nxt, last = fitted[0]
     short_walk = None
     if len(fitted) == 2:
@@ -435,23 +439,24 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
 
 def _walk_law(
     lc: NDArray[np.integer],
-    starts: NDArray[np.bool_],
-    same: NDArray[np.bool_],
+    bounds: NDArray[np.intp],
+    transition_part: NDArray[np.int8],
     key: NDArray[np.integer],
-    part: NDArray[np.bool_],
+    stream_part: NDArray[np.int8],
+    which: int,
     share: NDArray[np.float64],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None]:
-    """``first``, ``next`` and ``last`` of the streams whose accesses ``part`` marks (whole
-    streams): ``lc`` their local command ids, ``starts`` where each stream starts, ``key`` the
-    transitions (``same``: the consecutive accesses of one object); a command never followed in
-    them takes ``share`` as its row."""
+    """``first``, ``next`` and ``last`` of the streams of part ``which``: ``lc`` the local command
+    ids (object-major), ``bounds`` where each stream starts (and the end), ``stream_part`` each
+    stream's part, ``key`` the transitions and ``transition_part`` theirs; a command never
+    followed in them takes ``share`` as its row."""
     m = share.size
-    first = np.bincount(lc[starts & part], minlength=m) / max(int((starts & part).sum()), 1)
+    chosen = stream_part == which
+    first = np.bincount(lc[bounds[:-1][chosen]], minlength=m) / max(int(chosen.sum()), 1)
     # the last access of each stream of two or more: where the trace's streams end
-    ends = np.append(starts[1:], True) & ~starts & part
-    last = np.bincount(lc[ends], minlength=m) / int(ends.sum()) if ends.any() else None
-    in_part = part[1:][same]
-    pairs = _bincount(key[in_part], m * m).reshape(m, m)
+    ending = chosen & (np.diff(bounds) > 1)
+    last = np.bincount(lc[bounds[1:][ending] - 1], minlength=m) / int(ending.sum()) if ending.any() else None
+    pairs = _bincount(key[transition_part == which], m * m).reshape(m, m)
     followed = pairs.sum(axis=1)
     nxt = np.where(followed[:, None] > 0, pairs / np.maximum(followed, 1)[:, None], share[None, :])
     return first, nxt, last

@@ -57,6 +57,7 @@ from mimesisbench.errors import ScheduleError
 from mimesisbench.profile.distribution import Distribution
 from mimesisbench.profile.schema import FileType
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.assign import fitting_assignment
 from mimesisbench.synth.balance import balanced_pre_law
 from mimesisbench.synth.chains import ChainLaw, stratified
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
@@ -73,6 +74,11 @@ RANK[[OpCode.DELETE, OpCode.DELETE_DIR]] = 3
 #: a chain type's stream longer than its room by at most this share is squeezed (its gaps shortened)
 #: into it at once; a longer one is redrawn first (``_redraw_long_streams``)
 SQUEEZE = 0.05
+#: a type whose spans all lie within this share of the longest, itself this close to the window,
+#: was seen for the whole window (``_whole_window``): its streams last a drawn span
+WHOLE_WINDOW = 0.1
+#: the most a whole-window stream's gaps are stretched or shortened to last its span
+WHOLE_WINDOW_RATE = 1.5
 #: types of at most this many creations keep them all in the window (``creation_times``)
 FIT_CREATES = 1 << 16
 #: draws of a type's creations tried before squeezing (``creation_times``)
@@ -542,18 +548,16 @@ def _label_parts(
 def _match_streams_to_room(
     counts: I64, per_access: tuple[NDArray[Any], ...], length: I64, room: I64, rng: np.random.Generator
 ) -> tuple[I64, tuple[NDArray[Any], ...], I64]:
-    """Give the longest streams to the objects with the most room (rank matching; ties in random
-    order). The streams are drawn independently of when their objects appear, but in a trace an
-    object made late in the window had only the rest of the window for its accesses: without
-    this, a long stream drawn for a late object loses its tail to the window's end (seen: a
-    fifth of the accesses of a MapReduce trace's job files). The streams themselves (counts,
-    commands, gaps) are only permuted among the objects: popularity and gap laws are unchanged."""
-    n = counts.size
-    tie = rng.permutation(n)
-    by_room = np.lexsort((tie, -room))  # objects, most room first
-    by_length = np.lexsort((tie, -length))  # streams, longest first
-    stream_of = np.empty(n, dtype=np.int64)
-    stream_of[by_room] = by_length
+    """Give the streams to the objects at random, each one a stream that fits its room where
+    that can be done (``synth.assign``). The streams are drawn independently of when their
+    objects appear, but in a trace an object made late had only the rest of the window for its
+    accesses: without this, a long stream drawn for a late object loses its tail to the window's
+    end (seen: a fifth of the accesses of a MapReduce trace's job files). Sorted instead (the
+    longest to the most room), an object's accesses were tied to its birth: on a real mixed trace
+    the files made first lived 330 s and those made last 17 s, the live files piled up mid-window
+    and the offered load rose and fell 2.5-fold where the trace's was flat. The streams
+    themselves (counts, commands, gaps) are only permuted: popularity and gap laws are unchanged."""
+    stream_of = fitting_assignment(length, room, rng)
     start = np.cumsum(counts) - counts
     new_counts = counts[stream_of]
     new_start = np.cumsum(new_counts) - new_counts
@@ -594,6 +598,19 @@ def _chain_counted_streams(
     step[at] = _transition_gaps(laws, which, rng)
     offsets = _stream_offsets(step, counts, start)
     length = offsets[start + counts - 1]
+    if _whole_window(laws.ft, window_us):
+        # daemons seen for the whole window (every span within a tenth of the longest, which
+        # is about the window): each stream lasts a drawn span, its count kept, so each polls at
+        # its own rate from the window's start to its end. The gap laws are pooled over the
+        # type's daemons: a slow one drew a fast one's gaps and fell silent a sixth of the
+        # window early (the trace's last minute had twice its polls). Only by at most a half:
+        # further off, the counts and the gaps disagree and the gaps (the daemon's period) win
+        target = laws.span.draw(rng, n)
+        scale = np.divide(target, length, out=np.ones(n, dtype=np.float64), where=length > 0)
+        scale[(scale < 1.0 / WHOLE_WINDOW_RATE) | (scale > WHOLE_WINDOW_RATE)] = 1.0
+        step = (step * np.repeat(scale, counts)).astype(np.int64)
+        offsets = _stream_offsets(step, counts, start)
+        length = offsets[start + counts - 1]
     room = window_us - 1 - origin
     if (length > room).any():
         counts, (ops, states, step), length = _match_streams_to_room(counts, (ops, states, step), length, room, rng)
@@ -625,6 +642,17 @@ def _chain_counted_streams(
     has = kept > 0
     last_rel[has] = offsets[start[has] + kept[has] - 1]
     return first, f_rel[keep], offsets[keep], chain.with_origins(states, ops)[keep], last_rel, cut, ended
+
+
+def _whole_window(ft: FileType, window_us: int) -> bool:
+    """Whether a type's objects were all accessed from about the window's start to its end:
+    every span within ``WHOLE_WINDOW`` of the longest, itself within it of the window (a
+    ``--duration`` longer than the trace's window leaves these types as they were)."""
+    span = ft.active_span
+    if span is None or not span.values or span.values[-1] <= 0:
+        return False
+    low, high = span.values[0] * 1000.0, span.values[-1] * 1000.0
+    return low >= (1.0 - WHOLE_WINDOW) * high and high >= (1.0 - WHOLE_WINDOW) * window_us
 
 
 def _transition_gaps(laws: Laws, which: NDArray[np.int64], rng: np.random.Generator) -> I64:
@@ -824,18 +852,14 @@ def _counted_streams(
 
 
 def _match_delays_to_room(delay: I64, base: I64, window_us: int, rng: np.random.Generator) -> I64:
-    """The deletion delays given to the objects by rank: the longest to the object whose delay
-    starts earliest (most room left in the window), ties in random order. The delays are drawn
-    independently of when their objects appear, but the trace's deleted objects were deleted
-    inside its window: one created late had only the rest of it. Drawn blindly, the delays of late
-    objects fall past the window's end (a mixed trace's reader files, every one created and
-    deleted in the window: 13 % of their deletions lost). Only permuted, the delays keep their law.
-    Format-2 (fitted) types only: the paper's model draws them independently, as it did."""
-    tie = rng.permutation(delay.size)
-    by_room = np.lexsort((tie, base))  # earliest start (most room) first
-    out = np.empty_like(delay)
-    out[by_room] = np.sort(delay)[::-1]
-    return out
+    """The deletion delays given to the objects at random, each one a delay that ends in the
+    window where a swap can make it so (``synth.assign``). The delays are drawn independently of
+    when their objects appear, but the trace's deleted objects were deleted inside its window:
+    one created late had only the rest of it. Drawn blindly, the delays of late objects fall past
+    the window's end (a mixed trace's reader files, every one created and deleted in the window:
+    13 % of their deletions lost). Only permuted, the delays keep their law. Format-2 (fitted)
+    types only: the paper's model draws them independently, as it did."""
+    return delay[fitting_assignment(delay, window_us - 1 - base, rng)]
 
 
 def _deletions(

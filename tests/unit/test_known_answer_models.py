@@ -352,6 +352,16 @@ def test_a_few_pollers_keep_their_polls(tmp_path: Path, capsys: pytest.CaptureFi
     last = listed.filter(pl.col("time_us") >= (window_ms - 60_000) * 1000).height
     trace_last = sum(1 for e in events if e[1] == "listStatus" and e[0] >= window_ms - 60_000)
     assert abs(last - trace_last) <= 0.03 * trace_last, (last, trace_last)
+    # validate --trace: the load per second is the trace's; against the same polls packed into
+    # the window's first half (each second twice as busy, then silence) it is far off
+    code, out, err = run_cli(["validate", str(tmp_path / "schedule"), "--trace", str(tmp_path / "pollers.audit.log"),
+                              "--json"], capsys)  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["ks_load"] < 0.15
+    packed = _write(tmp_path / "packed.audit.log", [(t / 2, cmd, src, dst) for t, cmd, src, dst in events])
+    code, out, err = run_cli(["validate", str(tmp_path / "schedule"), "--trace", str(packed), "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["ks_load"] > 0.4
 
 
 def test_files_deleted_in_the_window_are_all_deleted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -358,6 +358,17 @@ def _trace_features(view: ObjectView) -> dict[str, NDArray[np.float64]]:
     }
 
 
+def _load_per_second(events: pl.DataFrame) -> NDArray[np.float64]:
+    """Operations (allowed) in each second from the first to the last: the offered load, whose
+    law over the window (``ks_load``) shows what per-object figures cannot, how the load
+    clumps in time (bursts, a trend over the window)."""
+    ok = events.filter(pl.col("allowed")) if "allowed" in events.columns else events
+    times = ok.get_column("time_ms").to_numpy().astype(np.int64)
+    if times.size == 0:
+        return np.empty(0, dtype=np.float64)
+    return np.bincount((times - times.min()) // 1000).astype(np.float64)
+
+
 def _op_shares(events: pl.DataFrame) -> dict[str, float]:
     ok = events.filter(pl.col("allowed")) if "allowed" in events.columns else events
     counts = ok.group_by(pl.col("op").cast(pl.String)).len()
@@ -387,6 +398,9 @@ def validate_trace(tables: Schedule, trace_events: pl.DataFrame) -> dict[str, An
     for key in mine:
         result[key] = _round(ks_two(mine[key], theirs[key]))
         result["n_" + key.removeprefix("ks_")] = {"schedule": int(mine[key].size), "trace": int(theirs[key].size)}
+    load_mine, load_theirs = _load_per_second(mine_events), _load_per_second(trace_events)
+    result["ks_load"] = _round(ks_two(load_mine, load_theirs))
+    result["n_load"] = {"schedule": int(load_mine.size), "trace": int(load_theirs.size)}
     a, b = _op_shares(mine_events), _op_shares(trace_events)
     diffs = [abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in set(a) | set(b)]
     result["opmix_max_abs_error"] = _round(max(diffs, default=0.0))

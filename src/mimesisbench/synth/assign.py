@@ -7,7 +7,7 @@ streams and their deletions to the window's end (13 % of a mixed trace's reader 
 deleted). Sorted (the longest to the object with the most room), every one fits but an object's
 life is tied to its birth: on that trace the files made first lived 330 s and those made last
 17 s, no file of the type was deleted in the first 300 s, the live files piled up mid-window and
-the offered load rose and fell 2.5-fold where the trace's was flat.
+the offered load per minute rose and fell 4.4-fold where the trace's varied 1.2-fold.
 
 ``fitting_assignment`` keeps the assignment random and mends only what does not fit: starting
 from a random permutation, each object whose stream is too long swaps with a random object whose

@@ -555,8 +555,8 @@ def _match_streams_to_room(
     end (seen: a fifth of the accesses of a MapReduce trace's job files). Sorted instead (the
     longest to the most room), an object's accesses were tied to its birth: on a real mixed trace
     the files made first lived 330 s and those made last 17 s, the live files piled up mid-window
-    and the offered load rose and fell 2.5-fold where the trace's was flat. The streams
-    themselves (counts, commands, gaps) are only permuted: popularity and gap laws are unchanged."""
+    and the offered load per minute rose and fell 4.4-fold where the trace's varied 1.2-fold. The
+    streams (counts, commands, gaps) are only permuted: popularity and gap laws are unchanged."""
     stream_of = fitting_assignment(length, room, rng)
     start = np.cumsum(counts) - counts
     new_counts = counts[stream_of]

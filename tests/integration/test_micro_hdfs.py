@@ -55,12 +55,14 @@ def test_jmx_sampler_reads_the_real_namenode_during_a_micro_run(local_hdfs: Loca
     sampler = JmxSampler(derived, interval_s=0.5, rpc_port=rpc_port_of(backend)).start()
     sampler.set_origin(time.time_ns())
     run_micro(MicroConfig(op="create", files=300, backend=backend, concurrency=16))
-    # Hadoop refreshes its beans once per metrics period (10 s): sample until NameNodeActivity
-    # shows the creates (a condition, not a timing assertion)
-    deadline = time.monotonic() + 40
+    # Hadoop refreshes its beans once per metrics period (10 s), each bean on its own tick: sample
+    # until NameNodeActivity shows the creates and RpcActivity the calls (a rate needs two of the
+    # bean's refreshes; a condition, not a timing assertion). Waiting on the creates alone, a
+    # loaded machine stopped before RpcActivity's second refresh and left its rates null
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        rates = sampler.frame()["jmx_create_file_ops_per_s"].drop_nulls()
-        if (rates > 0).any():
+        frame_now = sampler.frame()
+        if all((frame_now[c].drop_nulls() > 0).any() for c in ("jmx_create_file_ops_per_s", "jmx_rpc_ops_per_s")):
             break
         time.sleep(0.5)
     warnings = sampler.stop()

@@ -110,13 +110,6 @@ class Distribution(BaseModel):
             # few distinct values: keep every one, exactly (ties are point masses)
             uniq = data[ends]
             cdf = (ends + 1) / n
-            if discrete:
-                below = np.append(0.0, cdf[:-1])
-                values = np.repeat(uniq, 2)[1:]
-                cdfs = np.column_stack([below, cdf]).ravel()[1:]
-                weights = np.diff(cdfs, prepend=0.0)
-                weights[-1] += 1.0 - weights.sum()
-                return cls(values=values.tolist(), weights=weights.tolist())
         else:
             levels = np.linspace(0.0, 1.0, points + 1)
             if n > points:
@@ -130,7 +123,8 @@ class Distribution(BaseModel):
             # empirical CDF at each stored value, so ties stay point masses
             uniq = np.unique(q)
             cdf = np.searchsorted(data, uniq, side="right") / n
-        uniq, cdf = _keep_ties(data, uniq, cdf)
+        # ties are point masses; with ``discrete``, when every distinct value is kept, each one
+        uniq, cdf = _keep_ties(data, uniq, cdf, every=discrete and ends.size <= points + 1)
         weights = np.diff(cdf, prepend=0.0)
         weights[-1] += 1.0 - weights.sum()
         return cls(values=uniq.tolist(), weights=weights.tolist())
@@ -215,11 +209,14 @@ class Distribution(BaseModel):
         return Distribution(values=values.tolist(), weights=list(self.weights))
 
 
-def _keep_ties(data: FloatArray, uniq: FloatArray, cdf: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _keep_ties(
+    data: FloatArray, uniq: FloatArray, cdf: FloatArray, every: bool = False
+) -> tuple[FloatArray, FloatArray]:
     """List every tied stored value ``v`` but the first twice: ``(v, F(v-))`` then ``(v, F(v))``,
-    a point mass of the tie's share at ``v``."""
+    a point mass of the tie's share at ``v``; with ``every``, each stored value, tied or not."""
     below = np.searchsorted(data, uniq, side="left") / data.size
     tied = (np.searchsorted(data, uniq, side="right") - np.searchsorted(data, uniq, side="left")) > 1
+    tied |= every
     insert = tied.copy()
     insert[0] = False  # the first value is a point mass anyway
     if not insert.any():

@@ -396,7 +396,10 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     same[bounds[1:-1] - 1] = False  # no transition across two objects' streams
     key = lc[:-1][same] * narrow(m) + lc[1:][same]
     transition_part = np.repeat(part, length)[1:][same]
-    fitted = [_walk_law(lc, bounds, transition_part, key, part, which, share) for which in ((1, 2) if split else (1,))]
+    pairs = _bincount(key, m * m).reshape(m, m)
+    # a part that holds every stream has the type's own transition counts
+    fitted = [_walk_law(lc, bounds, transition_part, key, part, which, share, pairs if (part == which).all() else None)
+              for which in ((1, 2) if split else (1,))]  # fmt: skip
     del part, length, transition_part
     first, nxt, last = fitted[0]
     short_walk = None
@@ -408,7 +411,6 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     if gaps is None:
         gaps = np.diff(time)[same]
     del same
-    pairs = _bincount(key, m * m).reshape(m, m)
     laws: dict[str, Distribution] = {}
     other: Distribution | None = None
     frequent = np.flatnonzero(pairs.ravel() >= MIN_TRANSITION_GAPS)
@@ -445,18 +447,21 @@ def _walk_law(
     stream_part: NDArray[np.int8],
     which: int,
     share: NDArray[np.float64],
+    pairs: NDArray[np.int64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None]:
     """``first``, ``next`` and ``last`` of the streams of part ``which``: ``lc`` the local command
     ids (object-major), ``bounds`` where each stream starts (and the end), ``stream_part`` each
-    stream's part, ``key`` the transitions and ``transition_part`` theirs; a command never
-    followed in them takes ``share`` as its row."""
+    stream's part, ``key`` the transitions and ``transition_part`` theirs (``pairs``: their counts
+    when the part holds every transition, not counted again); a command never followed in them
+    takes ``share`` as its row."""
     m = share.size
     chosen = stream_part == which
     first = np.bincount(lc[bounds[:-1][chosen]], minlength=m) / max(int(chosen.sum()), 1)
     # the last access of each stream of two or more: where the trace's streams end
     ending = chosen & (np.diff(bounds) > 1)
     last = np.bincount(lc[bounds[1:][ending] - 1], minlength=m) / int(ending.sum()) if ending.any() else None
-    pairs = _bincount(key[transition_part == which], m * m).reshape(m, m)
+    if pairs is None:
+        pairs = _bincount(key[transition_part == which], m * m).reshape(m, m)
     followed = pairs.sum(axis=1)
     nxt = np.where(followed[:, None] > 0, pairs / np.maximum(followed, 1)[:, None], share[None, :])
     return first, nxt, last

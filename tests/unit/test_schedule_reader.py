@@ -92,7 +92,8 @@ CORRUPTIONS: list[tuple[str, Edit, str]] = [
          pl.when(pl.col("op") == int(OpCode.GETFILEINFO)).then(int(OpCode.GETFILEINFO_DIR)).otherwise(pl.col("op"))
          .cast(pl.UInt8).alias("op")))(root)),
      "events.parquet column op: unknown op code 10 for a version 1 schedule \\(it holds codes 1-9\\)"),
-    ("a newer version", _manifest_key("version", 3), "version 1 or 2 manifest .*newer MimesisBench: upgrade it"),
+    ("a newer version", _manifest_key("version", 4), "version 1, 2 or 3 manifest .*newer MimesisBench: upgrade it"),
+    ("version 3 without explicit paths", _manifest_key("version", 3), "a version 3 schedule, and only one, says \"paths\""),
     ("pathless command out of range",
      lambda root: (_manifest_key("pathless_commands", ["getDatanodeReport"])(root), _table(EVENTS, lambda f: f.with_columns(
          pl.when(pl.col("op") == int(OpCode.OPEN)).then(int(OpCode.NAMENODE)).otherwise(pl.col("op")).cast(pl.UInt8)

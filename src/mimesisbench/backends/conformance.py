@@ -331,6 +331,13 @@ def _command_case(op: OpCode) -> Callable[[Target], None]:
             t.expect_names("/", ["d", "e"])
             t.expect_names("/d", ["f"])
             t.expect(op, Outcome.NOT_FOUND, "/nodir/sub")
+        elif op is Op.MKDIRS_PARENTS:
+            t.expect(op, Outcome.OK, here)
+            t.expect(op, Outcome.OK, "/nodir/sub/deeper")
+            t.expect_names("/", ["d", "nodir"])
+            t.expect_names("/nodir", ["sub"])
+            t.expect_names("/nodir/sub", ["deeper"])
+            t.expect(op, Outcome.EXISTS, "/d/f")
         elif op is Op.DELETE_DIR:
             t.expect(Op.MKDIRS, Outcome.OK, "/d/sub")
             t.expect(Op.CREATE, Outcome.OK, "/d/sub/x")

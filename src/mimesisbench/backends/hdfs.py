@@ -567,6 +567,9 @@ class HdfsBackend(Backend):
     def mkdirs_existing(self, path: str) -> None:
         self._call(self._client.mkdirs, path, DIR_MODE, False)
 
+    def mkdirs_parents(self, path: str) -> None:
+        self._call(self._client.mkdirs, path, DIR_MODE, True)
+
     def delete_dir(self, path: str) -> None:
         if not self._call(self._client.delete, path, True):
             raise _not_found(path)
@@ -597,6 +600,7 @@ class HdfsBackend(Backend):
             o.APPEND: self.append,
             o.CREATE_OVERWRITE: self.create_overwrite,
             o.MKDIRS_EXISTING: self.mkdirs_existing,
+            o.MKDIRS_PARENTS: self.mkdirs_parents,
             o.DELETE_DIR: self.delete_dir,
             o.GET_ACL_STATUS: self.get_acl_status,
             o.GET_ACL_STATUS_DIR: self.get_acl_status,
@@ -739,6 +743,9 @@ class HdfsBackend(Backend):
 
     async def aio_mkdirs_existing(self, path: str) -> None:
         await self._acall(self._aclient.mkdirs, path, DIR_MODE, False)
+
+    async def aio_mkdirs_parents(self, path: str) -> None:
+        await self._acall(self._aclient.mkdirs, path, DIR_MODE, True)
 
     async def aio_delete_dir(self, path: str) -> None:
         if not await self._acall(self._aclient.delete, path, True):

@@ -266,6 +266,19 @@ class MemoryBackend(Backend):
             elif isinstance(child, FileNode):
                 raise _err(errno.EEXIST, path)
 
+    def mkdirs_parents(self, path: str) -> None:
+        """``mkdirs_existing`` that makes the missing parents (HDFS's ``mkdirs``)."""
+        with self._lock:
+            parts = self._split(path)
+            if not parts:
+                return
+            parent = self._dir(parts[:-1], path, make=True)
+            child = parent.get(parts[-1], _MISSING)
+            if child is _MISSING:
+                parent[parts[-1]] = Tree()
+            elif isinstance(child, FileNode):
+                raise _err(errno.EEXIST, path)
+
     def delete_dir(self, path: str) -> None:
         with self._lock:
             parent, name = self._parent(path)
@@ -297,6 +310,7 @@ class MemoryBackend(Backend):
         table.update({
             o.CREATE_OVERWRITE: self.create_overwrite,
             o.MKDIRS_EXISTING: self.mkdirs_existing,
+            o.MKDIRS_PARENTS: self.mkdirs_parents,
             o.GETFILEINFO_ABSENT: self.getfileinfo_absent,
             o.GETFILEINFO_ABSENT_DIR: self.getfileinfo_absent,
             o.DELETE_DIR: self.delete_dir,

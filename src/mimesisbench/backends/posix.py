@@ -22,7 +22,9 @@ set_times           ``utimensat(AT_SYMLINK_NOFOLLOW)`` to ``SET_TIMES_NS`` (2000
 append              ``open(O_WRONLY | O_APPEND | O_NOFOLLOW)`` + ``close``
 truncate            ``open(O_WRONLY | O_NOFOLLOW)`` + ``ftruncate(0)`` + ``close``
 create_overwrite    ``open(O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW)`` + ``close``
-mkdirs_existing     ``mkdir``; ``EEXIST`` on a directory is success (``mkdir -p``)
+mkdirs_existing     ``mkdir``; ``EEXIST`` on a directory is success
+mkdirs_parents      ``mkdirs_existing``; on ``ENOENT`` the missing parents are made
+                    (``os.makedirs``) and it is retried (``mkdir -p``, HDFS's ``mkdirs``)
 delete_dir          ``shutil.rmtree`` (fd-based on Linux: never follows a symlink)
 check_access        ``faccessat(R_OK, AT_SYMLINK_NOFOLLOW)`` (+ ``lstat`` to tell a missing
                     path from a refused one)
@@ -130,6 +132,14 @@ def _mkdirs_existing(path: str | bytes) -> None:
     except FileExistsError:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             raise
+
+
+def _mkdirs_parents(path: str | bytes) -> None:
+    try:
+        _mkdirs_existing(path)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+        _mkdirs_existing(path)
 
 
 def _set_permission(path: str | bytes) -> None:
@@ -358,6 +368,7 @@ class PosixBackend(Backend):
                 o.TRUNCATE: _truncate,
                 o.CREATE_OVERWRITE: _create_overwrite,
                 o.MKDIRS_EXISTING: _mkdirs_existing,
+                o.MKDIRS_PARENTS: _mkdirs_parents,
                 o.DELETE_DIR: _delete_dir,
                 o.CHECK_ACCESS: _check_access,
                 o.CHECK_ACCESS_DIR: _check_access,

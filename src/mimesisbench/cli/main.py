@@ -22,9 +22,18 @@ def cli() -> None:
 
 def _register() -> None:
     # Each verb lives in its own module; importing them has no side effects beyond defining commands.
-    from mimesisbench.cli import cmd_generate, cmd_hdfs, cmd_micro, cmd_model, cmd_profile, cmd_report, cmd_run
+    from mimesisbench.cli import (
+        cmd_generate,
+        cmd_hdfs,
+        cmd_micro,
+        cmd_model,
+        cmd_profile,
+        cmd_report,
+        cmd_run,
+        cmd_verbatim,
+    )
 
-    for module in (cmd_model, cmd_profile, cmd_generate, cmd_run, cmd_hdfs, cmd_report, cmd_micro):
+    for module in (cmd_model, cmd_profile, cmd_generate, cmd_verbatim, cmd_run, cmd_hdfs, cmd_report, cmd_micro):
         for command in module.COMMANDS:
             cli.add_command(command)
 

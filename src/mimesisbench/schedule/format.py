@@ -28,6 +28,23 @@ listed too, with ``pre_existing`` Boolean false; phase 1 builds only those with 
 Int64 (file_id for file operations, dir_id for directory operations), ``generation`` UInt8 (the
 file's rename generation at that event; for ``RENAME_*`` the generation *before*, the new name
 has ``generation + 1``), ``seq`` Int64 (a tiebreak that keeps same-time events in causal order).
+
+Version 3 adds *explicit paths*, for schedules that hold a trace's operations as they were
+(``schedule-from-trace``: file names, cross-directory renames and directory renames that no
+derived name can spell). Its manifest says ``"paths": "explicit"`` and then:
+
+* ``events.parquet`` also has ``path`` String (the operation's path; null only for
+  ``NAMENODE``), ``path2`` String (the destination of ``RENAME_*``, null elsewhere), ``order_key``
+  Int64 (>= 0: events of one key are issued in schedule order by one lane; a trace's rename
+  joins its source's and destination's keys), and may have ``allowed`` Boolean (the trace's
+  ``allowed=``) and ``expect_ok`` Boolean (whether the operation succeeds when replayed in order:
+  false for an access of a path the trace's own history says was absent then);
+* ``files.parquet`` also has ``path`` String (each file's path; what phase 1 creates for a
+  pre-existing file), inside the directory its ``dir_id`` names.
+
+``target`` and ``generation`` keep their meaning for the checks (a listed file or directory);
+names are never derived. A version 2 reader refuses a version 3 schedule, so no older tool
+replays it with names of its own. Generated schedules stay version 2.
 """
 
 from __future__ import annotations
@@ -39,8 +56,12 @@ from types import MappingProxyType
 
 SCHEDULE_FORMAT = "mimesisbench-schedule"
 SCHEDULE_VERSION = 2
+#: the version of schedules with explicit paths (``"paths": "explicit"`` in the manifest)
+EXPLICIT_PATHS_VERSION = 3
 #: schedule format versions this tool reads (version 1 holds op codes 1-9 only)
-READABLE_SCHEDULE_VERSIONS = (1, 2)
+READABLE_SCHEDULE_VERSIONS = (1, 2, 3)
+#: the manifest's ``paths`` value of a schedule with explicit paths
+EXPLICIT_PATHS = "explicit"
 
 MANIFEST = "manifest.json"
 DIRECTORIES = "directories.parquet"
@@ -106,6 +127,7 @@ class OpCode(IntEnum):
     NAMENODE = 40  # a NameNode-wide command without a path (src=null); target: index into the manifest's ``pathless_commands``
     GETFILEINFO_ABSENT = 41  # getfileinfo of a file its stream deleted (and did not make again): a miss is its answer
     GETFILEINFO_ABSENT_DIR = 42
+    MKDIRS_PARENTS = 43  # mkdirs that makes the missing parents, as HDFS's mkdirs does (version 3); succeeds when it exists
 
     @property
     def label(self) -> str:
@@ -154,6 +176,7 @@ def _table() -> dict[OpCode, Command]:
         o.NAMENODE: Command("namenode", None, "none"),
         o.GETFILEINFO_ABSENT: Command("getfileinfo_absent", "getfileinfo", "file"),
         o.GETFILEINFO_ABSENT_DIR: Command("getfileinfo_absent_dir", "getfileinfo", "directory"),
+        o.MKDIRS_PARENTS: Command("mkdirs_parents", "mkdirs", "directory"),
     }
     pairs = (
         (o.CONTENT_SUMMARY, o.CONTENT_SUMMARY_DIR, "content_summary", "contentSummary"),
@@ -222,6 +245,8 @@ __all__ = [
     "Command",
     "DIRECTORIES",
     "EVENTS",
+    "EXPLICIT_PATHS",
+    "EXPLICIT_PATHS_VERSION",
     "FILES",
     "MANIFEST",
     "MAX_GENERATION",

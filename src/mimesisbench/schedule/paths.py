@@ -22,8 +22,11 @@ def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.Da
     (the owning file's type, null for directory operations) and ``key`` (one per file or
     directory: events with the same key must run in order).
 
-    Paths are relative to the base and start with ``/``.
+    Paths are relative to the base and start with ``/``. A schedule with explicit paths
+    (version 3) gives them and the keys itself.
     """
+    if schedule.explicit_paths:
+        return _explicit_event_paths(schedule, schedule.events if events is None else events)
     ev = (schedule.events if events is None else events).drop(["file_type", "key"], strict=False)
     # a pathless command (NAMENODE; target: an index into the manifest's ``pathless_commands``)
     # names no object: its path is the base itself, its key the command's
@@ -85,9 +88,33 @@ def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.Da
     return frame.drop("_on_dir", "_target", "file_dir", "_dir", "dir_path")
 
 
+def _file_types(schedule: Schedule, frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with ``file_type``: the type of the file a file operation names, else null."""
+    files = schedule.files.select(
+        pl.col("file_id").cast(pl.Int64).alias("_fid"), pl.col("type").cast(pl.Int64).alias("file_type")
+    )
+    on_file = ~pl.col("op").cast(pl.Int64).is_in(_NOT_FILE)
+    frame = frame.with_columns(pl.when(on_file).then(pl.col("target").cast(pl.Int64)).alias("_fid"))
+    return frame.join(files, on="_fid", how="left", maintain_order="left").drop("_fid")
+
+
+def _explicit_event_paths(schedule: Schedule, events: pl.DataFrame) -> pl.DataFrame:
+    """``event_paths`` of a schedule with explicit paths: its own ``path``, ``path2`` and
+    ``key`` (doubled, as the derived keys are: partitioning reads ``key // 2``); a pathless
+    command's path is the base itself."""
+    frame = _file_types(schedule, events.drop(["file_type"], strict=False))
+    return frame.with_columns(
+        pl.col("path").fill_null("/"),
+        (pl.col("order_key").cast(pl.Int64) * 2).alias("key"),
+    )
+
+
 def owner_columns(schedule: Schedule) -> pl.DataFrame:
     """The events with ``idx`` (row number), ``key`` (one per file or directory) and
     ``file_type`` (null for directory operations): what partitioning needs, without paths."""
+    if schedule.explicit_paths:
+        frame = _file_types(schedule, schedule.events.with_row_index("idx"))
+        return frame.with_columns((pl.col("order_key").cast(pl.Int64) * 2).alias("key"))
     files = schedule.files.select(
         pl.col("file_id").cast(pl.Int64).alias("_fid"), pl.col("type").cast(pl.Int64).alias("file_type")
     )
@@ -109,6 +136,8 @@ def namespace_paths(schedule: Schedule) -> tuple[pl.DataFrame, pl.Series]:
         .select("path", pl.col("depth").cast(pl.Int64))
         .sort("depth", "path")
     )
+    if schedule.explicit_paths:
+        return dirs, schedule.files.filter(pl.col("pre_existing")).sort("file_id").get_column("path").alias("path")
     files = schedule.files.filter(pl.col("pre_existing")).join(
         schedule.directories.select("dir_id", pl.col("path").alias("dir_path")), on="dir_id", how="left"
     )

@@ -12,9 +12,13 @@ replay workers) goes through ``read_schedule``, so a schedule that passes is saf
   ``.`` or ``..`` component, no NUL); paths are unique; a pre-existing directory's parent is
   pre-existing;
 * files: dense ids from 0; each in a listed directory (a pre-existing one if the file is);
-* events: known op codes (version 1: codes 1-9 only; version 2: every ``OpCode``); times in ``[0, MAX_TIME_US]``; unique ``seq``; every target names a
+* events: known op codes (version 1: codes 1-9 only; version 2: 1-42; version 3: every ``OpCode``); times in ``[0, MAX_TIME_US]``; unique ``seq``; every target names a
   listed file (file operations, of the same type) or directory (directory operations), or for
-  ``NAMENODE`` an entry of the manifest's ``pathless_commands`` (a list).
+  ``NAMENODE`` an entry of the manifest's ``pathless_commands`` (a list);
+* version 3 (explicit paths, ``"paths": "explicit"``): events have ``path`` (null only for
+  ``NAMENODE``), ``path2`` (set exactly on renames) and ``order_key`` (>= 0), files have ``path``;
+  every path is a clean absolute one, and a file's path lies in the directory its ``dir_id``
+  names (the columns ``allowed`` and ``expect_ok``, when present, are booleans without nulls).
 
 A failed check raises ``ScheduleError`` (exit 4) naming the file and the column. Nothing here
 imports the generator: replay workers load this module alone.
@@ -35,6 +39,8 @@ from mimesisbench.errors import ScheduleError
 from mimesisbench.schedule.format import (
     DIRECTORIES,
     EVENTS,
+    EXPLICIT_PATHS,
+    EXPLICIT_PATHS_VERSION,
     FILES,
     MANIFEST,
     MAX_TIME_US,
@@ -45,7 +51,11 @@ from mimesisbench.schedule.format import (
 )
 
 #: the op codes a schedule of each readable version may hold (version 1: codes 1-9)
-VERSION_OPS: dict[int, frozenset[OpCode]] = {1: frozenset(o for o in OpCode if int(o) <= 9), 2: frozenset(OpCode)}
+VERSION_OPS: dict[int, frozenset[OpCode]] = {
+    1: frozenset(o for o in OpCode if int(o) <= 9),
+    2: frozenset(o for o in OpCode if int(o) <= 42),
+    3: frozenset(OpCode),
+}
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,11 @@ class Schedule:
     def n_events(self) -> int:
         return self.events.height
 
+    @property
+    def explicit_paths(self) -> bool:
+        """Whether events and files carry their paths (version 3; ``schedule.format``)."""
+        return self.manifest.get("paths") == EXPLICIT_PATHS
+
     def namespace_hash(self) -> str:
         """A hash of the namespace phase 1 builds (pre-existing directories and files)."""
         h = hashlib.sha256()
@@ -80,6 +95,9 @@ class Schedule:
         h.update(f"files {files.height}\n".encode())
         for col in ("file_id", "type", "dir_id"):
             h.update(files[col].cast(pl.Int64).to_numpy().tobytes())
+        if self.explicit_paths:  # names are not derived from the ids: they are the namespace
+            named = self.files.filter(pl.col("pre_existing")).sort("file_id")
+            h.update("\n".join(named["path"].to_list()).encode())
         return h.hexdigest()
 
 
@@ -153,9 +171,10 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     version = manifest.get("version") if ours else None
     if not ours or isinstance(version, bool) or version not in READABLE_SCHEDULE_VERSIONS:
         found = manifest if isinstance(manifest, dict) else {}
-        newer = isinstance(version, int) and not isinstance(version, bool) and version > SCHEDULE_VERSION
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > max(READABLE_SCHEDULE_VERSIONS)
         hint = "; it was written by a newer MimesisBench: upgrade it" if newer else ""
-        readable = " or ".join(str(v) for v in READABLE_SCHEDULE_VERSIONS)
+        *most, last = (str(v) for v in READABLE_SCHEDULE_VERSIONS)
+        readable = f"{', '.join(most)} or {last}" if most else last
         raise ScheduleError(
             f"{p}: {MANIFEST} is not a {SCHEDULE_FORMAT} version {readable} manifest "
             f"(format {found.get('format')!r:.60}, version {found.get('version')!r:.60}){hint}"
@@ -164,6 +183,14 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         if key in manifest and (not isinstance(manifest[key], types) or isinstance(manifest[key], bool)):
             raise _fail(p, f"{MANIFEST} key {key!r}", f"expected {' or '.join(t.__name__ for t in types)}, "
                         f"got {type(manifest[key]).__name__}")
+    explicit = manifest.get("paths")
+    wanted = EXPLICIT_PATHS if version == EXPLICIT_PATHS_VERSION else None
+    if explicit != wanted:
+        raise _fail(
+            p, f"{MANIFEST} key 'paths'",
+            f"a version {EXPLICIT_PATHS_VERSION} schedule, and only one, says \"paths\": \"{EXPLICIT_PATHS}\" "
+            f"(version {version}, paths {explicit!r:.40})",
+        )
     window = manifest.get("window_ms", 0)
     if not 0 <= window <= MAX_TIME_US // 1000:
         raise _fail(p, f"{MANIFEST} key 'window_ms'", f"{window} is out of range [0, {MAX_TIME_US // 1000}]")
@@ -315,7 +342,7 @@ def _check_events(
     if unknown.any():
         code = int(op[unknown][0])
         why = f"unknown op code {code}"
-        if version < SCHEDULE_VERSION and code in {int(o) for o in OpCode}:
+        if version < EXPLICIT_PATHS_VERSION and code in {int(o) for o in OpCode}:
             why += f" for a version {version} schedule (it holds codes {int(known.min())}-{int(known.max())})"
         raise _fail(root, f"{where} column op", why)
     if events.get_column("seq").n_unique() != events.height:
@@ -349,6 +376,77 @@ def _check_events(
     return events.sort(["time_us", "seq"], maintain_order=True)
 
 
+#: the columns of explicit-path schedules (version 3), beside ``COLUMNS``; None: nulls allowed
+EXPLICIT_COLUMNS: dict[str, dict[str, pl.DataType]] = {
+    FILES: {"path": pl.String()},
+    EVENTS: {"path": pl.String(), "path2": pl.String(), "order_key": pl.Int64()},
+}
+#: optional boolean columns of explicit-path events
+EXPLICIT_FLAGS = ("allowed", "expect_ok")
+
+
+def _clean(paths: pl.Series) -> pl.Series:
+    """Whether each (non-null) path is a clean absolute one (the root alone is)."""
+    return (paths == "/") | (paths.str.starts_with("/") & ~paths.str.ends_with("/") & ~paths.str.contains(_BAD_PATH))
+
+
+def _explicit_column(root: Path, name: str, frame: pl.DataFrame, col: str, want: pl.DataType) -> pl.Series:
+    if col not in frame.columns:
+        raise _fail(root, name, f"lacks column {col} (an explicit-path schedule needs it)")
+    series = frame.get_column(col)
+    if not _kind_ok(series.dtype, want):
+        raise _fail(root, f"{name} column {col}", f"holds {series.dtype}, expected {want}")
+    return series.cast(want)
+
+
+def _check_explicit(root: Path, dirs: pl.DataFrame, files: pl.DataFrame, events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The version 3 columns (module docstring); returns files and events with them cast."""
+    fpath = _explicit_column(root, FILES, files, "path", pl.String())
+    if fpath.null_count():
+        raise _fail(root, f"{FILES} column path", f"{fpath.null_count():,} null value(s)")
+    if files.height:
+        bad = ~_clean(fpath) | (fpath == "/")
+        if bad.any():
+            raise _fail(root, f"{FILES} column path", f"{fpath.filter(bad)[0][:80]!r} is not a clean absolute path")
+        parent = fpath.str.replace(r"/[^/]*$", "")
+        parent = pl.select(pl.when(parent == "").then(pl.lit("/")).otherwise(parent)).to_series()
+        listed = dirs.get_column("path").gather(files.get_column("dir_id").cast(pl.Int64))
+        wrong = (parent != listed).to_numpy()
+        if wrong.any():
+            k = int(np.flatnonzero(wrong)[0])
+            raise _fail(root, f"{FILES} column path", f"{fpath[k][:80]!r} is not inside its directory {listed[k][:80]!r}")
+    cols = {c: _explicit_column(root, EVENTS, events, c, t) for c, t in EXPLICIT_COLUMNS[EVENTS].items()}
+    for flag in EXPLICIT_FLAGS:
+        if flag in events.columns:
+            series = _explicit_column(root, EVENTS, events, flag, pl.Boolean())
+            if series.null_count():
+                raise _fail(root, f"{EVENTS} column {flag}", f"{series.null_count():,} null value(s)")
+    if events.height:
+        op = events.get_column("op").to_numpy()
+        pathless = op == OpCode.NAMENODE
+        renames = np.isin(op, [int(OpCode.RENAME_FILE), int(OpCode.RENAME_DIR)])
+        path, path2, key = cols["path"], cols["path2"], cols["order_key"]
+        missing = path.is_null().to_numpy() & ~pathless
+        if missing.any():
+            k = int(np.flatnonzero(missing)[0])
+            raise _fail(root, f"{EVENTS} column path", f"event seq {events.get_column('seq')[k]} has no path")
+        if (path2.is_null().to_numpy() == renames).any():
+            k = int(np.flatnonzero(path2.is_null().to_numpy() == renames)[0])
+            raise _fail(
+                root, f"{EVENTS} column path2",
+                f"event seq {events.get_column('seq')[k]}: a rename, and only a rename, has a destination",
+            )
+        for name, series in (("path", path), ("path2", path2)):
+            given = series.drop_nulls()
+            bad = ~_clean(given)
+            if bad.any():
+                raise _fail(root, f"{EVENTS} column {name}", f"{given.filter(bad)[0][:80]!r} is not a clean absolute path")
+        if key.null_count() or int(key.min()) < 0:  # type: ignore[arg-type]
+            raise _fail(root, f"{EVENTS} column order_key", "keys must be non-negative integers, without nulls")
+        events = events.with_columns(key)
+    return files.with_columns(fpath), events
+
+
 def read_schedule(path: str | Path) -> Schedule:
     """Read and check a schedule directory (see the module's docstring); raises ``ScheduleError``
     naming the file and column at fault. Events come sorted by (``time_us``, ``seq``)."""
@@ -360,6 +458,8 @@ def read_schedule(path: str | Path) -> Schedule:
     if not isinstance(pathless, list) or not all(isinstance(c, str) for c in pathless):
         raise _fail(p, f"{MANIFEST} key pathless_commands", "expected a list of command names")
     events = _check_events(p, _read_table(p, EVENTS), dirs, files, manifest)
+    if manifest.get("paths") == EXPLICIT_PATHS:
+        files, events = _check_explicit(p, dirs, files, events)
     return Schedule(root=p, manifest=manifest, directories=dirs, files=files, events=events)
 
 

@@ -7,7 +7,8 @@ after ``g`` renames. The audit log has the NameNode's exact line format::
     2011-12-01 00:00:00,123 INFO FSNamesystem.audit: allowed=true<TAB>ugi=USER (auth:SIMPLE)<TAB>
     ip=/127.0.0.1<TAB>cmd=open<TAB>src=/base/d1/t3_17<TAB>dst=null<TAB>perm=null<TAB>proto=rpc
 
-(one line each; ``perm`` is ``USER:supergroup:rw-r--r--`` for creates and file rename,
+(one line each; ``allowed`` is the schedule's own where it keeps the trace's, verbatim
+schedules, else true; ``perm`` is ``USER:supergroup:rw-r--r--`` for creates and file rename,
 ``USER:supergroup:rwxr-xr-x`` for mkdirs and directory rename, ``null`` otherwise). Each
 operation's ``cmd`` is its audit command (``schedule.format.COMMANDS``); a NAMENODE event's is
 the manifest's ``pathless_commands[target]``, with ``src=null``.
@@ -61,7 +62,20 @@ def _dir_name(path: pl.Expr, gen: pl.Expr) -> pl.Expr:
 
 
 def _materialise(events: pl.DataFrame, tables: Schedule) -> pl.DataFrame:
-    """Add ``path`` and ``dst`` (nullable) to a slice of events.parquet."""
+    """Add ``path`` and ``dst`` (nullable) to a slice of events.parquet (a schedule with
+    explicit paths has them)."""
+    commands = [str(c) for c in tables.manifest.get("pathless_commands", [])]
+    pathless_cmd = (
+        pl.when(pl.col("op") == int(OpCode.NAMENODE))
+        .then(pl.col("target").replace_strict(list(range(len(commands))), commands, default=None, return_dtype=pl.String))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
+    if tables.explicit_paths:
+        allowed = pl.col("allowed") if "allowed" in events.columns else pl.lit(True)
+        return events.select(
+            "time_us", "op", "type", "seq", "path", pl.col("path2").alias("dst"), pathless_cmd.alias("pathless_cmd"),
+            allowed.alias("allowed"),
+        )
     files = tables.files.select(pl.col("file_id").alias("target"), "dir_id")
     dirs = tables.directories.select(pl.col("dir_id"), pl.col("path").alias("dir_path"))
     ev = events.with_columns(is_dir=pl.col("op").is_in(_DIR_OPS), pathless=pl.col("op") == int(OpCode.NAMENODE))
@@ -86,17 +100,12 @@ def _materialise(events: pl.DataFrame, tables: Schedule) -> pl.DataFrame:
             .otherwise(pl.lit(None, dtype=pl.String)),
         )
     )
-    commands = [str(c) for c in tables.manifest.get("pathless_commands", [])]
     n = ev.filter(pl.col("pathless")).with_columns(
-        path=pl.lit(None, dtype=pl.String),
-        dst=pl.lit(None, dtype=pl.String),
-        pathless_cmd=pl.col("target").replace_strict(
-            list(range(len(commands))), commands, default=None, return_dtype=pl.String
-        ),
+        path=pl.lit(None, dtype=pl.String), dst=pl.lit(None, dtype=pl.String), pathless_cmd=pathless_cmd
     )
-    cols = ["time_us", "op", "type", "seq", "path", "dst", "pathless_cmd"]
-    plain = [x.with_columns(pathless_cmd=pl.lit(None, dtype=pl.String)).select(cols) for x in (f, d)]
-    return pl.concat([*plain, n.select(cols)]).sort("seq")
+    cols = ["time_us", "op", "type", "seq", "path", "dst", "pathless_cmd", "allowed"]
+    plain = [x.with_columns(pathless_cmd=pl.lit(None, dtype=pl.String), allowed=pl.lit(True)).select(cols) for x in (f, d)]
+    return pl.concat([*plain, n.with_columns(allowed=pl.lit(True)).select(cols)]).sort("seq")
 
 
 def _namespace_events(tables: Schedule) -> pl.DataFrame:
@@ -110,21 +119,25 @@ def _namespace_events(tables: Schedule) -> pl.DataFrame:
         pl.col("path"),
         pl.lit(None, dtype=pl.String).alias("dst"),
         pl.lit(None, dtype=pl.String).alias("pathless_cmd"),
+        pl.lit(True).alias("allowed"),
     )
     paths = tables.directories.select(pl.col("dir_id"), pl.col("path").alias("dir_path"))
+    name = pl.col("file_path") if tables.explicit_paths else _under(pl.col("dir_path"), _file_name(pl.lit(0)))
     files = (
         tables.files.filter(pl.col("pre_existing"))
         .sort("file_id")
         .rename({"file_id": "target"})
+        .with_columns((pl.col("path") if tables.explicit_paths else pl.lit(None, dtype=pl.String)).alias("file_path"))
         .join(paths, on="dir_id", how="left")
         .select(
             pl.lit(0, dtype=pl.Int64).alias("time_us"),
             pl.lit(int(OpCode.CREATE), dtype=pl.UInt8).alias("op"),
             pl.col("type").cast(pl.Int16),
             pl.lit(-1, dtype=pl.Int64).alias("seq"),
-            _under(pl.col("dir_path"), _file_name(pl.lit(0))).alias("path"),
+            name.alias("path"),
             pl.lit(None, dtype=pl.String).alias("dst"),
             pl.lit(None, dtype=pl.String).alias("pathless_cmd"),
+            pl.lit(True).alias("allowed"),
         )
     )
     return pl.concat([mk, files])
@@ -158,7 +171,7 @@ def schedule_to_events(
                 _prefixed(pl.col("dst"), base)
             ).alias("dst"),
             pl.lit(user, dtype=pl.String).alias("user"),
-            pl.lit(True).alias("allowed"),
+            pl.col("allowed"),
         )
         for b in _batches(tables, with_namespace, max(tables.events.height, 1))
     ]
@@ -180,7 +193,9 @@ def _audit_lines(frame: pl.DataFrame, base: str, start: dt.datetime, user: str) 
         pl.concat_str(
             [
                 stamp,
-                pl.lit(f" INFO FSNamesystem.audit: allowed=true\tugi={user} (auth:SIMPLE)\tip=/127.0.0.1\tcmd="),
+                pl.lit(" INFO FSNamesystem.audit: allowed="),
+                pl.when(pl.col("allowed")).then(pl.lit("true")).otherwise(pl.lit("false")),
+                pl.lit(f"\tugi={user} (auth:SIMPLE)\tip=/127.0.0.1\tcmd="),
                 pl.coalesce(pl.col("cmd"), pl.col("pathless_cmd")),
                 pl.lit("\tsrc="),
                 pl.when(pl.col("path").is_null()).then(pl.lit("null")).otherwise(_prefixed(pl.col("path"), base)),

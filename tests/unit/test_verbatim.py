@@ -156,6 +156,13 @@ def test_namenode_wide_commands_and_unclean_paths() -> None:
     assert v.report.skipped == {"(relative or unclean path)": 1, "listSnapshottableDirectory": 1}
 
 
+def test_the_root_itself_is_never_deleted_nor_renamed() -> None:
+    # the root is the run's base directory: a replay must not remove it
+    v = verbatim_schedule(trace((0, "delete", "/"), (1, "rename", "/", "/x"), (2, "listStatus", "/")))
+    assert [op for op, *_ in ops(v)] == ["list_dir"]
+    assert v.report.skipped == {"delete": 1, "rename": 1}
+
+
 def test_a_trace_without_a_replayable_event_is_refused() -> None:
     with pytest.raises(TraceError, match="no event of the trace can be replayed"):
         verbatim_schedule(trace((0, "open", "relative")))

@@ -116,6 +116,65 @@ def compare_command(
     _console(160).print(comparison_renderable(comparison, ops=ops or None))
 
 
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def _interval(ci: list[float] | None) -> str:
+    return "" if ci is None else f" [{ci[0]:.3g}, {ci[1]:.3g}]"
+
+
+@click.command("fidelity")
+@click.argument("verbatim", type=click.Path(path_type=Path))
+@click.argument("synthetic", type=click.Path(path_type=Path))
+@click.option("--bootstrap", type=int, default=2000, show_default=True, help="Bootstrap resamples of each interval.")
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and subsampling.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def fidelity_command(verbatim: Path, synthetic: Path, bootstrap: int, confidence: float, seed: int, as_json: bool) -> None:
+    """Does the server respond to the model as to the trace? VERBATIM and SYNTHETIC are runs, on one
+    server and its settings, of the trace's verbatim schedule (schedule-from-trace) and of a
+    schedule generated from the profile fitted on that trace.
+
+    Per audit command: throughput of each run and their ratio (synthetic / verbatim); service-time
+    KS distance, p50 and p99 with the ratios' bootstrap intervals; the NameNode's JMX series side
+    by side; and how faithfully the verbatim run replayed its trace (lateness p99, outcomes).
+    """
+    from rich.table import Table
+
+    from mimesisbench.analysis.server_fidelity import ALL, FidelityOptions, server_fidelity
+    from mimesisbench.results.load import load_runs
+
+    if bootstrap < 100:
+        raise ConfigError(f"--bootstrap must be at least 100 (got {bootstrap})")
+    if not 0.5 <= confidence < 1:
+        raise ConfigError(f"--confidence must be in [0.5, 1) (got {confidence})")
+    runs = load_runs([verbatim, synthetic])
+    result = server_fidelity(runs[0], runs[1], FidelityOptions(resamples=bootstrap, confidence=confidence, seed=seed))
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=_json_default))
+        return
+    table = Table(title="synthetic vs verbatim, per command (service time: actual start to end)")
+    for col in ("command", "n verbatim", "n synthetic", "throughput ratio", "KS", "p50 ratio [CI]", "p99 ratio [CI]"):
+        table.add_column(col, justify="left" if col == "command" else "right")
+    rows = [*sorted(result["by_command"].items()), (ALL, result[ALL])]
+    for name, row in rows:
+        table.add_row(
+            name, f"{row['n_verbatim']:,}", f"{row['n_synthetic']:,}", _fmt(row["throughput_ratio"]), _fmt(row["ks_service"]),
+            _fmt(row["service_p50_ratio"]) + _interval(row["service_p50_ratio_ci"]),
+            _fmt(row["service_p99_ratio"]) + _interval(row["service_p99_ratio_ci"]),
+        )  # fmt: skip
+    console = _console(140)
+    console.print(table)
+    for name, row in result["server"].items():
+        console.print(f"server {name}: verbatim {_fmt(row['verbatim'])}, synthetic {_fmt(row['synthetic'])}")
+    replay = result["verbatim_replay"]
+    console.print(
+        f"verbatim replay: lateness p99 {_fmt(replay['lateness_p99_ms'])} ms; outcomes as in the trace "
+        f"{_fmt(replay['outcome_matches_trace'], 4)}, as predicted {_fmt(replay['outcome_matches_prediction'], 4)}"
+    )
+
+
 @click.command("runs")
 @click.argument("directory", required=False, default="runs", type=click.Path(path_type=Path))
 @click.option("--where", "where", default=None, help="SQL condition on the runs table, e.g. \"complete AND backend_scheme = 'posix'\".")
@@ -157,4 +216,4 @@ def runs_command(directory: Path, where: str | None, sql: str | None, as_json: b
         catalog.close()
 
 
-COMMANDS: list[click.Command] = [report_command, compare_command, runs_command]
+COMMANDS: list[click.Command] = [report_command, compare_command, fidelity_command, runs_command]

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -104,22 +104,13 @@ class VerbatimReport:
     pre_existing_directories: int = 0
     pre_existing_files: int = 0
     from_snapshot: int = 0  # of the pre-existing paths, those the snapshot listed
-    denied: int = 0  # the trace's allowed=false events
+    denied: int = 0  # operations the trace shows denied (allowed=false reads; denied changes are skipped)
     expected_failures: int = 0  # events whose replay fails on the inferred namespace
     anonymised: bool = False
+    passes: int = 0  # of the namespace model over the trace
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "trace_events": self.trace_events,
-            "events": self.events,
-            "skipped": dict(sorted(self.skipped.items())),
-            "pre_existing_directories": self.pre_existing_directories,
-            "pre_existing_files": self.pre_existing_files,
-            "from_snapshot": self.from_snapshot,
-            "denied": self.denied,
-            "expected_failures": self.expected_failures,
-            "anonymised": self.anonymised,
-        }
+        return {**asdict(self), "skipped": dict(sorted(self.skipped.items()))}
 
 
 @dataclass(frozen=True)
@@ -270,7 +261,10 @@ class _Namespace:
         """The operation of one event, its destination (renames) and whether it succeeds.
         ``allowed``: the trace's outcome (an allowed access of a missing path proves it existed:
         the NameNode audits no ``FileNotFoundException``; a ``getfileinfo``, ``delete`` or
-        ``rename`` of a missing path is audited as allowed and proves nothing)."""
+        ``rename`` of a missing path is audited as allowed and proves nothing). A change of the
+        root itself (the run's base directory) is never replayed."""
+        if path == "/" and cmd in MUTATIONS:
+            return None, None, False
         if cmd == "create":
             return self._create(path)
         if cmd == "mkdirs":
@@ -299,8 +293,6 @@ class _Namespace:
             ok = False
         if op is None:
             return None, None, False
-        if op == OpCode.LIST_FILE and cmd == "listStatus":
-            ok = ok and not is_dir
         return op, None, ok
 
     def _create(self, path: str) -> tuple[OpCode, None, bool]:
@@ -321,7 +313,7 @@ class _Namespace:
         return OpCode.MKDIRS_PARENTS, None, ok
 
     def _rename(self, src: str, dst: str | None) -> tuple[OpCode | None, str | None, bool]:
-        if dst is None or src == "/" or dst == "/":
+        if dst is None:
             return None, None, False
         is_dir = self.kind(src)
         ok = self.present(src, is_dir)
@@ -454,12 +446,13 @@ def verbatim_schedule(
     # A later event can show that a directory the model made during the window existed before
     # it (an allowed access below it): the model is replayed from the namespace so found until
     # it finds nothing new (one more pass on real traces), so that every operation sees it.
-    for _ in range(MAX_PASSES):
+    for passes in range(1, MAX_PASSES + 1):
+        report.passes = passes
         ns = _Namespace(dir_hint, made_later)
         ns.seed(seed)
         replay = _Replay()
         replay.run(ns, columns)
-        if len(ns.pre) == len(seed):
+        if ns.pre.keys() == seed.keys():
             break
         seed = dict(ns.pre)
     report.skipped = replay.skipped

@@ -24,6 +24,19 @@ def _drift(text: str) -> float | None:
     return parse_duration_ms(text, option="--max-drift") / 1000.0
 
 
+def _rate(text: str) -> float:
+    """``--rate``: operations per second, as ``5000``, ``5000/s`` or ``2.5k/s``."""
+    value = text.strip().lower().removesuffix("/s").strip()
+    factor = 1000.0 if value.endswith("k") else 1.0
+    try:
+        rate = float(value.removesuffix("k")) * factor
+    except ValueError:
+        raise ConfigError(f"--rate: cannot read {text!r}; give operations per second, e.g. 5000/s or 2.5k/s") from None
+    if not rate > 0 or rate == float("inf"):
+        raise ConfigError(f"--rate must be a positive number of operations per second (got {text!r})")
+    return rate
+
+
 def _console() -> Console:
     """A console; when output goes to a file or pipe, wide enough for the summary table."""
     console = Console()
@@ -65,9 +78,16 @@ def _report(console: Console, report: object) -> None:
 @click.option(
     "--time-scale",
     type=float,
-    default=1.0,
-    show_default=True,
-    help="Multiply schedule times at replay: 0.5 is twice as fast, 0 as fast as possible (no pacing, no drift control).",
+    default=None,
+    help="Multiply schedule times at replay: 0.5 is twice as fast, 0 as fast as possible (no pacing, no drift "
+    "control). Default: 1 (real time).",
+)
+@click.option(
+    "--rate",
+    "rate_text",
+    default=None,
+    help="Target mean rate instead of --time-scale, e.g. 5000/s: the schedule's times are scaled so that its "
+    "operations are offered at that mean rate (the scale used is recorded in config.json).",
 )
 @click.option(
     "--engine",
@@ -111,7 +131,8 @@ def run_command(
     reuse: bool,
     skip_phase1: bool,
     phase1_threads: int | None,
-    time_scale: float,
+    time_scale: float | None,
+    rate_text: str | None,
     engine: str,
     spread: bool,
     metrics_port: int | None,
@@ -126,6 +147,8 @@ def run_command(
     from mimesisbench.run.config import RunConfig
     from mimesisbench.run.coordinator import raise_if_incomplete, run_benchmark
 
+    if rate_text is not None and time_scale is not None:
+        raise ConfigError("give --rate or --time-scale, not both (--rate sets the time scale)")
     config = RunConfig(
         schedule=str(schedule),
         backend=backend,
@@ -133,7 +156,8 @@ def run_command(
         workers=workers,
         concurrency=concurrency,
         max_drift_s=_drift(max_drift),
-        time_scale=time_scale,
+        time_scale=1.0 if time_scale is None else time_scale,
+        rate=None if rate_text is None else _rate(rate_text),
         reuse=reuse,
         skip_phase1=skip_phase1,
         phase1_threads=phase1_threads,

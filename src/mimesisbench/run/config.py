@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ class RunConfig:
     concurrency: int | None = None
     max_drift_s: float | None = 2.0
     time_scale: float = 1.0
+    #: an absolute target rate (operations per second): the schedule's times are scaled so that its
+    #: mean offered rate is this (``with_rate``: sets ``time_scale``); None: ``time_scale`` as given
+    rate: float | None = None
     reuse: bool = False
     skip_phase1: bool = False
     phase1_threads: int | None = None  # None: the backend's phase1_concurrency
@@ -58,6 +61,8 @@ class RunConfig:
     def __post_init__(self) -> None:
         if not math.isfinite(self.time_scale) or self.time_scale < 0:
             raise ConfigError(f"--time-scale must be 0 or more (got {self.time_scale})")
+        if self.rate is not None and not (math.isfinite(self.rate) and self.rate > 0):
+            raise ConfigError(f"--rate must be a positive number of operations per second (got {self.rate})")
         if self.max_drift_s is not None and (not math.isfinite(self.max_drift_s) or self.max_drift_s <= 0):
             raise ConfigError(f"--max-drift must be positive (got {self.max_drift_s})")
         if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
@@ -77,6 +82,20 @@ class RunConfig:
             raise ConfigError(f"--metrics-port must be 0..65535 (got {self.metrics_port})")
         if not math.isfinite(self.metrics_linger_s) or self.metrics_linger_s < 0:
             raise ConfigError(f"--metrics-linger must not be negative (got {self.metrics_linger_s})")
+
+    def with_rate(self, events: int, last_us: int) -> RunConfig:
+        """This config with ``time_scale`` set from ``rate`` for a schedule of ``events``
+        operations whose last is due at ``last_us``: the mean offered rate (events over that
+        span) scaled to the target. Unchanged without a rate."""
+        if self.rate is None:
+            return self
+        if events < 2 or last_us <= 0:
+            raise ConfigError(
+                "--rate: the schedule's operations are all due at once (or there is only one); "
+                "use --time-scale 0 to issue them as fast as possible"
+            )
+        offered = events / (last_us / 1e6)
+        return replace(self, time_scale=offered / self.rate)
 
     def resolved(self) -> dict[str, Any]:
         data = asdict(self)

@@ -159,6 +159,10 @@ class _Namespace:
         self.pre: dict[str, bool] = {}  # pre-existing paths -> is a directory
         self.ever_dir: set[str] = {"/"}
         self.ever_file: set[str] = set()
+        self.missed: set[str] = set()  # paths an operation found missing
+        # whether a path was found to pre-exist after an earlier event saw it missing or made it:
+        # the trace must be replayed again from the namespace now known
+        self.retro = False
 
     # ---------------------------------------------------------------- the model's state
 
@@ -216,8 +220,11 @@ class _Namespace:
             above.append(a)
         for a in reversed(above):
             self.pre[a] = True
-            if a not in self.is_dir:
+            if a in self.is_dir or a in self.missed:
+                self.retro = True  # made during the window, or found missing: earlier events saw otherwise
+            else:
                 self._add(a, True)
+        self.retro = self.retro or path in self.missed
         self.pre[path] = is_dir
         self._add(path, is_dir)
 
@@ -234,6 +241,7 @@ class _Namespace:
         if self.may_pre_exist(path, proven):
             self.pre_exist(path, is_dir)
             return True
+        self.missed.add(path)
         return False
 
     def kind(self, path: str) -> bool:
@@ -444,15 +452,16 @@ def verbatim_schedule(
         report.from_snapshot = len(seed)
     columns = [frame.get_column(c).to_list() for c in ("time_ms", "op", "raw_path", "path", "dst", "allowed")]
     # A later event can show that a directory the model made during the window existed before
-    # it (an allowed access below it): the model is replayed from the namespace so found until
-    # it finds nothing new (one more pass on real traces), so that every operation sees it.
+    # it (an allowed access below it), or that a path an earlier event found missing existed:
+    # the model is then replayed from the namespace so found until nothing changes (one more
+    # pass), so that every operation sees it.
     for passes in range(1, MAX_PASSES + 1):
         report.passes = passes
         ns = _Namespace(dir_hint, made_later)
         ns.seed(seed)
         replay = _Replay()
         replay.run(ns, columns)
-        if ns.pre.keys() == seed.keys():
+        if not ns.retro or ns.pre.keys() == seed.keys():
             break
         seed = dict(ns.pre)
     report.skipped = replay.skipped

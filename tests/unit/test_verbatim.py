@@ -18,6 +18,7 @@ from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.schedule.paths import event_paths, namespace_paths
 from mimesisbench.synth.audit import schedule_to_events
+from mimesisbench.synth.check import check_schedule
 from mimesisbench.synth.fidelity import validate_trace
 from mimesisbench.synth.verbatim import DENIED, manifest_for, verbatim_schedule, write_verbatim
 from mimesisbench.trace.anonymise import anonymise_paths, anonymous_name
@@ -185,6 +186,8 @@ def test_the_schedule_reads_back_and_replays_its_own_paths(tmp_path: Path) -> No
     dirs, files = namespace_paths(s)
     assert files.to_list() == ["/data/a b/x.csv"]
     assert set(dirs["path"].to_list()) == {"/data", "/data/a b"}  # /archive is not needed before
+    with pytest.raises(ScheduleError, match="verbatim schedule"):
+        check_schedule(s)  # the checker derives names: it refuses rather than misread the paths
 
 
 def _broken(tmp_path: Path, table: str, change) -> Path:  # noqa: ANN001

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from mimesisbench.errors import ScheduleError
 from mimesisbench.schedule import Schedule, read_schedule
 from mimesisbench.schedule.format import OpCode, dir_rename_name, file_name
 
@@ -166,8 +167,14 @@ class _Model:
 
 
 def check_schedule(schedule: Schedule | str | Path) -> CheckResult:
-    """Replay ``schedule`` and report the first invalid event, if any."""
+    """Replay ``schedule`` and report the first invalid event, if any (a generated schedule: a
+    verbatim one names its own paths and says what each operation does, ``expect_ok``)."""
     tables = schedule if isinstance(schedule, Schedule) else read_schedule(schedule)
+    if tables.explicit_paths:
+        raise ScheduleError(
+            f"schedule {tables.root}: a verbatim schedule (explicit paths) is not checked here; "
+            "its expect_ok column says which operations succeed"
+        )
     dirs = tables.directories.sort("dir_id")
     dir_path: list[str] = dirs.get_column("path").to_list()
     dir_parent: list[int] = dirs.get_column("parent_id").to_list()

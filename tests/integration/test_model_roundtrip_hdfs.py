@@ -19,17 +19,13 @@ Counts and shares only: nothing here depends on how fast the loaded machine runs
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
+from tests.integration.child_cli import audit_under, cli
 
 from mimesisbench.trace.hdfs_audit import read_audit_logs
 
@@ -49,36 +45,6 @@ PACE_S = 0.005  # between steps (about 40 s in all on a quiet machine)
 #: biases stayed under 0.35 and the worst command of each draw was 0.2-0.7 points off; with half
 #: the steps the worst reached 0.9 in 8 draws, too near the bar for a test that must not flip
 SHARE_TOLERANCE = 0.01
-
-
-def _cli(*args: str, timeout_s: float = 300.0) -> subprocess.CompletedProcess[str]:
-    """The CLI in a child process (its own process group); past ``timeout_s`` the group is
-    interrupted (SIGINT: a run stops its own workers and exits 130), then killed if it does not
-    stop (workers included, none left behind), and the test fails saying so."""
-    command = [sys.executable, "-m", "mimesisbench", *args]
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    ) as child:
-        try:
-            out, err = child.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGINT)
-            try:
-                out, err = child.communicate(timeout=60.0)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                out, err = child.communicate()
-            pytest.fail(f"`mimesisbench {args[0]}` did not finish within {timeout_s:.0f} s: {err.strip()[-2000:]}")
-    return subprocess.CompletedProcess(command, child.returncode, out, err)
-
-
-def _audit(path: Path, start_ms: int, end_ms: int | None, prefix: str) -> pl.DataFrame:
-    events, _ = read_audit_logs([path])
-    events = events.with_columns([pl.col(c).cast(pl.String) for c in ("op", "path", "dst", "user")])
-    keep = (pl.col("time_ms") >= start_ms) & pl.col("allowed") & pl.col("path").str.starts_with(prefix + "/")
-    if end_ms is not None:
-        keep &= pl.col("time_ms") < end_ms
-    return events.filter(keep)
 
 
 def _shares(events: pl.DataFrame) -> dict[str, float]:
@@ -215,7 +181,7 @@ def driven(local_hdfs, tmp_path_factory) -> dict[str, Any]:
             mixed.step()
         time.sleep(PACE_S)
     time.sleep(0.5)
-    first = _audit(local_hdfs.audit_log, window_start, None, SRC)
+    first = audit_under(local_hdfs.audit_log, window_start, SRC)
     local_hdfs.save_namespace()
     snapshot = local_hdfs.dump_image("Delimited", work / "fsimage.tsv")
     return {"first": first, "window_start": window_start, "snapshot": snapshot, "work": work}
@@ -226,23 +192,23 @@ def roundtrip(local_hdfs, driven) -> dict[str, Any]:
     work, first, window_start, snapshot = driven["work"], driven["first"], driven["window_start"], driven["snapshot"]
     window_end = int(first.select(pl.col("time_ms").max()).item()) + 1
     profile = work / "profile.json"
-    done = _cli("model", "--audit", str(local_hdfs.audit_log), "--snapshot", str(snapshot), "--prefix", SRC,
+    done = cli("model", "--audit", str(local_hdfs.audit_log), "--snapshot", str(snapshot), "--prefix", SRC,
                 "--window-start", str(window_start), "--window-end", str(window_end), "--types", "auto",
                 "--seed", "1", "-o", str(profile))  # fmt: skip
     assert done.returncode == 0, done.stderr
     schedule = work / "schedule"
-    done = _cli("generate", str(profile), "--seed", "1", "-o", str(schedule))
+    done = cli("generate", str(profile), "--seed", "1", "-o", str(schedule))
     assert done.returncode == 0, done.stderr
     # a 40 s window: phase 1 and the replay take well under the timeout even on a loaded machine.
     # ``mkdirs=native``: one mkdirs RPC per MKDIRS, as the client that made the trace sent (the
     # backend's default adds a getfileinfo to give mkdirs of an existing directory POSIX's EEXIST)
-    done = _cli("run", str(schedule), "--backend", f"{local_hdfs.url}{REPLAY}?mkdirs=native", "--max-drift", "off",
+    done = cli("run", str(schedule), "--backend", f"{local_hdfs.url}{REPLAY}?mkdirs=native", "--max-drift", "off",
                 "--jmx", "off", "--output", str(work / "runs"), "-q", timeout_s=240.0)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir = next((work / "runs").iterdir())
     barrier_ms = json.loads((run_dir / "manifest.json").read_text())["start_barrier_wall_ns"] // 1_000_000
     time.sleep(0.5)
-    second = _audit(local_hdfs.audit_log, barrier_ms - 1, None, REPLAY)
+    second = audit_under(local_hdfs.audit_log, barrier_ms - 1, REPLAY)
     return {"first": first, "second": second, "profile": profile, "run_dir": run_dir}
 
 

@@ -16,17 +16,13 @@ Counts and orders only: nothing here depends on how fast the loaded machine runs
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from tests.integration.child_cli import audit_under, cli
 
 from mimesisbench.schedule import read_schedule
 from mimesisbench.trace.hdfs_audit import read_audit_logs
@@ -38,31 +34,6 @@ SRC = f"{BASE}/src"
 REPLAY = f"{BASE}/replay"
 JOBS = 6
 PARTS = 5
-
-
-def _cli(*args: str, timeout_s: float = 300.0) -> subprocess.CompletedProcess[str]:
-    """The CLI in a child process (its own process group), interrupted then killed past the timeout."""
-    command = [sys.executable, "-m", "mimesisbench", *args]
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    ) as child:
-        try:
-            out, err = child.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGINT)
-            try:
-                out, err = child.communicate(timeout=60.0)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                out, err = child.communicate()
-            pytest.fail(f"`mimesisbench {args[0]}` did not finish within {timeout_s:.0f} s: {err.strip()[-2000:]}")
-    return subprocess.CompletedProcess(command, child.returncode, out, err)
-
-
-def _audit(path: Path, start_ms: int, prefix: str) -> pl.DataFrame:
-    events, _ = read_audit_logs([path])
-    events = events.with_columns([pl.col(c).cast(pl.String) for c in ("op", "path", "dst", "user")])
-    return events.filter((pl.col("time_ms") >= start_ms) & pl.col("path").str.starts_with(prefix + "/"))
 
 
 def _write(client: Any, path: str, overwrite: bool = False) -> None:
@@ -120,19 +91,19 @@ def replayed(local_hdfs, tmp_path_factory) -> dict[str, Any]:
     time.sleep(0.1)
     _workload(client)
     time.sleep(0.5)
-    first = _audit(local_hdfs.audit_log, window_start, SRC)
+    first = audit_under(local_hdfs.audit_log, window_start, SRC, allowed_only=False)
     trace = work / "trace.parquet"
     first.write_parquet(trace)
     schedule = work / "schedule"
-    done = _cli("schedule-from-trace", str(trace), "-o", str(schedule))
+    done = cli("schedule-from-trace", str(trace), "-o", str(schedule))
     assert done.returncode == 0, done.stderr
-    done = _cli("run", str(schedule), "--backend", f"{local_hdfs.url}{REPLAY}", "--max-drift", "off",
+    done = cli("run", str(schedule), "--backend", f"{local_hdfs.url}{REPLAY}", "--max-drift", "off",
                 "--jmx", "off", "--output", str(work / "runs"), "-q", timeout_s=240.0)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir = next((work / "runs").iterdir())
     barrier_ms = json.loads((run_dir / "manifest.json").read_text())["start_barrier_wall_ns"] // 1_000_000
     time.sleep(0.5)
-    second = _audit(local_hdfs.audit_log, barrier_ms - 1, REPLAY).with_columns(
+    second = audit_under(local_hdfs.audit_log, barrier_ms - 1, REPLAY, allowed_only=False).with_columns(
         pl.col("path").str.strip_prefix(REPLAY), pl.col("dst").str.strip_prefix(REPLAY)
     )
     return {"first": first, "second": second, "schedule": read_schedule(schedule), "run_dir": run_dir}

@@ -142,6 +142,16 @@ class Sampler:
         np.minimum(u, np.nextafter(1.0, 0.0), out=u)
         return np.maximum(self._at(u), lower)
 
+    def draw_below(self, rng: np.random.Generator, upper_us: I64) -> I64:
+        """One draw per entry of ``upper_us``, conditioned on being below that (us): the
+        uniform is drawn under the tabulated CDF's level there (a bound at or below the law's
+        least value gives ``upper_us - 1``)."""
+        upper = np.asarray(upper_us, dtype=np.int64)
+        level = np.interp(upper, self._grid_points, self._grid_levels)
+        u = rng.random(upper.size)
+        u *= level
+        return np.minimum(self._at(u), upper - 1)
+
     def _at(self, u: NDArray[np.float64]) -> I64:
         """The tabulated quantile function at ``u`` in [0, 1) (overwrites ``u``)."""
         u *= self.GRID
@@ -457,6 +467,16 @@ def _chunk(
     if acc_idx.size:
         first = origin[acc_idx] + laws.activation.draw(rng, acc_idx.size)
         span = laws.span.draw(rng, acc_idx.size)
+        if ft.observed.get("popularity") is not None:
+            # A fitted type's popularity counts what the trace's window saw: each of its objects
+            # was accessed in the window (late ones soon after being made: the delays the trace
+            # shows are censored by its end). An object whose delay falls past the window draws
+            # it again below the room it has, else a late object loses its whole stream (on a
+            # real trace 8 % of a reader type's accesses, 1.3 points of getfileinfo).
+            late = np.flatnonzero((first >= window_us) & (origin[acc_idx] < window_us))
+            if late.size:
+                room = window_us - origin[acc_idx[late]]
+                first[late] = origin[acc_idx[late]] + laws.activation.draw_below(rng, room)
         inside = first < window_us
         beyond[acc_idx[~inside]] = True
         idx = acc_idx[inside]

@@ -8,8 +8,9 @@ The namespace it needs before its first event is the snapshot's (``--snapshot``)
 trace's own history implies, found by replaying the trace on a model of the namespace:
 
 * a path that an operation uses while it does not exist in the model *pre-existed* unless the
-  trace says otherwise: it or a directory above it was made, deleted or renamed before (then
-  the access found nothing in the trace too), or, for the operations that a missing path does
+  trace says otherwise: it or a directory above it was created (a file), deleted or renamed
+  before (then the access found nothing in the trace too; a ``mkdirs`` is no such proof, it
+  succeeds on an existing directory), or, for the operations that a missing path does
   not fail (``getfileinfo``, ``delete``, ``rename``: the NameNode audits them as allowed either
   way, and audits no ``FileNotFoundException`` of the others), its first creating or removing
   event creates it (``create``, ``mkdirs``, a rename to it): a job's ``getfileinfo`` of its
@@ -44,8 +45,8 @@ Dynamometer's replay.
 
 The namespace model is a loop over the events in Python: each event's effect depends on every
 earlier one (a recursive delete or a directory rename changes what every path below means), a
-sequential state machine that no dataframe or graph library expresses; it runs at a few hundred
-thousand events per second (``bench/bench_verbatim.py``).
+sequential state machine that no dataframe or graph library expresses; it runs at about two
+hundred thousand events per second (``bench/bench_verbatim.py``).
 """
 
 from __future__ import annotations

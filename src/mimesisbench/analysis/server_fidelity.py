@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from mimesisbench.errors import MimesisError
+from mimesisbench.monitoring.jmx import TIMESERIES_FILE
 from mimesisbench.results.load import COL_END, COL_OP, COL_OUTCOME, COL_SCHEDULED, COL_START, RunData
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import COMMANDS, OpCode
@@ -52,7 +53,6 @@ SERVER_SERIES: dict[str, str] = {
     "lock_queue_length": "jmx_lock_queue_length",
     "rpc_ops_per_s": "jmx_rpc_ops_per_s",
 }
-SERVER_FILE = "server_timeseries.parquet"
 ALL = "all"
 
 
@@ -164,7 +164,7 @@ def fidelity_of_sides(verbatim: Side, synthetic: Side, options: FidelityOptions 
 
 
 def _server_means(run: RunData) -> dict[str, float | None]:
-    path = run.path / SERVER_FILE
+    path = run.path / TIMESERIES_FILE
     if not path.is_file():
         return {}
     frame = pl.read_parquet(path)
@@ -176,9 +176,10 @@ def _server_means(run: RunData) -> dict[str, float | None]:
     return out
 
 
-def verbatim_adherence(run: RunData) -> dict[str, Any]:
-    """The verbatim run's lateness p99 and the shares of its outcomes that match the trace's and
-    the schedule's prediction (None when its schedule is gone or is not a verbatim one)."""
+def verbatim_adherence(run: RunData, samples: pl.DataFrame) -> dict[str, Any]:
+    """The verbatim run's lateness p99 and the shares of its outcomes (``samples``: its ``seq``
+    and ``outcome``) that match the trace's and the schedule's prediction (None when its schedule
+    is gone or is not a verbatim one)."""
     out: dict[str, Any] = {
         "lateness_p99_ms": run.summary.lateness_ms.p99,
         "outcome_matches_trace": None,
@@ -189,10 +190,9 @@ def verbatim_adherence(run: RunData) -> dict[str, Any]:
         schedule = read_schedule(path) if path else None
     except MimesisError:
         schedule = None
-    if schedule is None or not schedule.explicit_paths or "expect_ok" not in schedule.events.columns:
+    if schedule is None or not {"allowed", "expect_ok"} <= set(schedule.events.columns):
         return out
-    samples = pl.read_parquet(run.samples_path, columns=["seq", COL_OUTCOME])
-    joined = samples.join(schedule.events.select("seq", "allowed", "expect_ok"), on="seq")
+    joined = samples.select("seq", COL_OUTCOME).join(schedule.events.select("seq", "allowed", "expect_ok"), on="seq")
     if joined.height:
         ok = pl.col(COL_OUTCOME).cast(pl.String) == "ok"
         out["outcome_matches_trace"] = float(joined.select((ok == pl.col("allowed")).mean()).item())
@@ -202,11 +202,10 @@ def verbatim_adherence(run: RunData) -> dict[str, Any]:
 
 def server_fidelity(verbatim: RunData, synthetic: RunData, options: FidelityOptions | None = None) -> dict[str, Any]:
     """The comparison of a verbatim run and a synthetic run (module docstring), as JSON-ready data."""
-    sides = []
-    for run in (verbatim, synthetic):
-        samples = pl.read_parquet(run.samples_path, columns=[COL_OP, COL_SCHEDULED, COL_START, COL_END])
-        sides.append(side_of(samples))
-    result = fidelity_of_sides(sides[0], sides[1], options)
+    columns = [COL_OP, COL_SCHEDULED, COL_START, COL_END]
+    v_samples = pl.read_parquet(verbatim.samples_path, columns=[*columns, "seq", COL_OUTCOME])
+    s_samples = pl.read_parquet(synthetic.samples_path, columns=columns)
+    result = fidelity_of_sides(side_of(v_samples), side_of(s_samples), options)
     v_server, s_server = _server_means(verbatim), _server_means(synthetic)
     result["server"] = {
         name: {"verbatim": v_server.get(name), "synthetic": s_server.get(name),
@@ -214,7 +213,7 @@ def server_fidelity(verbatim: RunData, synthetic: RunData, options: FidelityOpti
         for name in SERVER_SERIES
         if name in v_server or name in s_server
     }
-    result["verbatim_replay"] = verbatim_adherence(verbatim)
+    result["verbatim_replay"] = verbatim_adherence(verbatim, v_samples)
     result["runs"] = {"verbatim": str(verbatim.path), "synthetic": str(synthetic.path)}
     used = options or FidelityOptions()
     result["options"] = {"resamples": used.resamples, "confidence": used.confidence, "seed": used.seed}

@@ -321,8 +321,9 @@ def _run_benchmark(
 ) -> RunReport:
     started = iso_utc()
     schedule = load_schedule(config.schedule)
-    last_us = int(schedule.events["time_us"].max() or 0) if schedule.n_events else 0  # type: ignore[arg-type]
-    config = config.with_rate(schedule.n_events, last_us)
+    if config.rate is not None:
+        last_us = int(schedule.events["time_us"].max() or 0) if schedule.n_events else 0  # type: ignore[arg-type]
+        config = config.with_rate(schedule.n_events, last_us)
     backend = open_backend(config.backend)
     backend.setup(reuse=config.reuse)
     with _run_lock(backend, config):

@@ -88,6 +88,11 @@ def event_paths(schedule: Schedule, events: pl.DataFrame | None = None) -> pl.Da
     return frame.drop("_on_dir", "_target", "file_dir", "_dir", "dir_path")
 
 
+#: the lane key of an explicit-path schedule's event: its ``order_key`` doubled, as derived keys
+#: are (partitioning reads ``key // 2``)
+_ORDER_KEY = (pl.col("order_key").cast(pl.Int64) * 2).alias("key")
+
+
 def _file_types(schedule: Schedule, frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` with ``file_type``: the type of the file a file operation names, else null."""
     files = schedule.files.select(
@@ -99,34 +104,21 @@ def _file_types(schedule: Schedule, frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _explicit_event_paths(schedule: Schedule, events: pl.DataFrame) -> pl.DataFrame:
-    """``event_paths`` of a schedule with explicit paths: its own ``path``, ``path2`` and
-    ``key`` (doubled, as the derived keys are: partitioning reads ``key // 2``); a pathless
-    command's path is the base itself."""
+    """``event_paths`` of a schedule with explicit paths: its own ``path`` and ``path2``, the
+    key from its ``order_key``; a pathless command's path is the base itself."""
     frame = _file_types(schedule, events.drop(["file_type"], strict=False))
-    return frame.with_columns(
-        pl.col("path").fill_null("/"),
-        (pl.col("order_key").cast(pl.Int64) * 2).alias("key"),
-    )
+    return frame.with_columns(pl.col("path").fill_null("/"), _ORDER_KEY)
 
 
 def owner_columns(schedule: Schedule) -> pl.DataFrame:
     """The events with ``idx`` (row number), ``key`` (one per file or directory) and
     ``file_type`` (null for directory operations): what partitioning needs, without paths."""
+    frame = _file_types(schedule, schedule.events.with_row_index("idx"))
     if schedule.explicit_paths:
-        frame = _file_types(schedule, schedule.events.with_row_index("idx"))
-        return frame.with_columns((pl.col("order_key").cast(pl.Int64) * 2).alias("key"))
-    files = schedule.files.select(
-        pl.col("file_id").cast(pl.Int64).alias("_fid"), pl.col("type").cast(pl.Int64).alias("file_type")
-    )
+        return frame.with_columns(_ORDER_KEY)
+    target = pl.col("target").cast(pl.Int64)
     on_dir = pl.col("op").cast(pl.Int64).is_in(_NOT_FILE)
-    frame = schedule.events.with_row_index("idx").with_columns(
-        on_dir.alias("_on_dir"), pl.col("target").cast(pl.Int64).alias("_fid")
-    )
-    frame = frame.join(files, on="_fid", how="left", maintain_order="left")
-    return frame.with_columns(
-        pl.when(pl.col("_on_dir")).then(pl.col("_fid") * 2 + 1).otherwise(pl.col("_fid") * 2).alias("key"),
-        pl.when(pl.col("_on_dir")).then(pl.lit(None, dtype=pl.Int64)).otherwise(pl.col("file_type")).alias("file_type"),
-    ).drop("_on_dir", "_fid")
+    return frame.with_columns(pl.when(on_dir).then(target * 2 + 1).otherwise(target * 2).alias("key"))
 
 
 def namespace_paths(schedule: Schedule) -> tuple[pl.DataFrame, pl.Series]:

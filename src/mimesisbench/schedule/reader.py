@@ -385,8 +385,9 @@ EXPLICIT_COLUMNS: dict[str, dict[str, pl.DataType]] = {
 EXPLICIT_FLAGS = ("allowed", "expect_ok")
 
 
-def _clean(paths: pl.Series) -> pl.Series:
-    """Whether each (non-null) path is a clean absolute one (the root alone is)."""
+def clean_paths(paths: pl.Series) -> pl.Series:
+    """Whether each (non-null) path is a clean absolute one: it starts with ``/``, has no empty,
+    ``.`` or ``..`` component, no NUL and no trailing ``/`` (the root alone is ``/``)."""
     return (paths == "/") | (paths.str.starts_with("/") & ~paths.str.ends_with("/") & ~paths.str.contains(_BAD_PATH))
 
 
@@ -405,7 +406,7 @@ def _check_explicit(root: Path, dirs: pl.DataFrame, files: pl.DataFrame, events:
     if fpath.null_count():
         raise _fail(root, f"{FILES} column path", f"{fpath.null_count():,} null value(s)")
     if files.height:
-        bad = ~_clean(fpath) | (fpath == "/")
+        bad = ~clean_paths(fpath) | (fpath == "/")
         if bad.any():
             raise _fail(root, f"{FILES} column path", f"{fpath.filter(bad)[0][:80]!r} is not a clean absolute path")
         parent = fpath.str.replace(r"/[^/]*$", "")
@@ -438,7 +439,7 @@ def _check_explicit(root: Path, dirs: pl.DataFrame, files: pl.DataFrame, events:
             )
         for name, series in (("path", path), ("path2", path2)):
             given = series.drop_nulls()
-            bad = ~_clean(given)
+            bad = ~clean_paths(given)
             if bad.any():
                 raise _fail(root, f"{EVENTS} column {name}", f"{given.filter(bad)[0][:80]!r} is not a clean absolute path")
         if key.null_count() or int(key.min()) < 0:  # type: ignore[arg-type]
@@ -466,4 +467,4 @@ def read_schedule(path: str | Path) -> Schedule:
 #: the name replay code has used
 load_schedule = read_schedule
 
-__all__ = ["COLUMNS", "Schedule", "load_schedule", "read_manifest", "read_schedule"]
+__all__ = ["COLUMNS", "Schedule", "clean_paths", "load_schedule", "read_manifest", "read_schedule"]

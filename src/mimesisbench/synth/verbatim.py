@@ -72,6 +72,7 @@ from mimesisbench.schedule.format import (
     OpCode,
     opcode_for,
 )
+from mimesisbench.schedule.reader import clean_paths
 from mimesisbench.schedule.writer import write_schedule_dir
 from mimesisbench.trace.anonymise import anonymise_paths
 
@@ -92,7 +93,6 @@ DENIED = "denied "
 FILE_TYPE = 1
 #: passes of the namespace model over the trace at most (``verbatim_schedule``)
 MAX_PASSES = 4
-_BAD_PATH = r"//|(^|/)\.\.?(/|$)|\x00"
 
 
 @dataclass
@@ -142,8 +142,7 @@ def _normalised(column: pl.Series) -> pl.Series:
     """Paths without a trailing slash (``/`` stays); null and unclean paths become null."""
     s = column.cast(pl.String).str.strip_chars_end("/")
     s = pl.select(pl.when(s == "").then(pl.lit("/")).otherwise(s)).to_series()
-    clean = s.str.starts_with("/") & ~s.str.contains(_BAD_PATH)
-    return pl.select(pl.when(clean).then(s).otherwise(pl.lit(None, dtype=pl.String))).to_series()
+    return pl.select(pl.when(clean_paths(s)).then(s).otherwise(pl.lit(None, dtype=pl.String))).to_series()
 
 
 class _Namespace:
@@ -466,14 +465,13 @@ def verbatim_schedule(
             break
         seed = dict(ns.pre)
     report.skipped = replay.skipped
-    out_op = replay.op
-    if not out_op:
+    if not replay.op:
         raise TraceError(f"no event of the trace can be replayed (left out: {replay.skipped})")
     t0 = int(frame.get_column("time_ms").min())  # type: ignore[arg-type]
     ev = pl.DataFrame(
         {
             "time_us": (pl.Series(replay.time_ms, dtype=pl.Int64) - t0) * 1000,
-            "op": pl.Series(out_op, dtype=pl.UInt8),
+            "op": pl.Series(replay.op, dtype=pl.UInt8),
             "path": pl.Series(replay.path, dtype=pl.String),
             "path2": pl.Series(replay.dst, dtype=pl.String),
             "expect_ok": pl.Series(replay.ok, dtype=pl.Boolean),

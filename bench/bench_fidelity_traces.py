@@ -34,7 +34,11 @@ exit) marks its row as an error with the step's last message; the script then ex
 Usage::
 
     python bench/bench_fidelity_traces.py DIR_OR_LOG... [--sandbox LOG | --no-sandbox] [--types auto]
-        [--seed 1] [--work DIR] [--json]
+        [--seed 1] [--generate-seeds 1] [--work DIR] [--json]
+
+``--generate-seeds N`` fits each trace once and generates and validates N schedules (seeds
+``--seed`` to ``--seed`` + N - 1): each figure is then the mean over them, the worst command
+the first seed's, and the bars are judged on the means.
 
 ``--json`` prints the rows (figures, bars, passes, timings) as JSON instead of the table.
 ``--work DIR`` keeps the profiles, schedules and reports there (default: a temporary directory,
@@ -192,39 +196,70 @@ def _cli(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def measure(trace: Trace, work: Path, types: str, seed: int) -> Row:
+def _mean(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None) / len(values)
+
+
+def mean_figures(
+    reports: Sequence[dict[str, Any]],
+) -> tuple[dict[str, float | None], dict[str, str | None], dict[str, bool]]:
+    """``figures_of`` over several generation seeds' reports: each figure's mean (None when a seed
+    has none), the first seed's worst commands, and the bars judged on the means."""
+    per_seed = [figures_of(report) for report in reports]
+    figures = {key: _mean([f[key] for f, _, _ in per_seed]) for key in per_seed[0][0]}
+    passes: dict[str, bool] = {}
+    for figure, (bar, higher_is_better) in BARS.items():
+        value = figures.get(figure)
+        if value is None:
+            passes[figure] = all(p.get(figure, False) for _, _, p in per_seed)
+        else:
+            passes[figure] = value >= bar if higher_is_better else value <= bar + 1e-12
+    return figures, per_seed[0][1], passes
+
+
+def _step(row: Row, step: str, args: Sequence[str]) -> subprocess.CompletedProcess[str] | None:
+    """One CLI step, timed into ``row``; None (and ``row.error`` set) when it fails."""
+    started = time.perf_counter()
+    try:
+        done = _cli(args)
+    except subprocess.TimeoutExpired:
+        row.error = f"{step}: no answer within {STEP_TIMEOUT_S:.0f} s"
+        return None
+    row.seconds[step] = round(row.seconds.get(step, 0.0) + time.perf_counter() - started, 3)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        row.error = f"{step} exit {done.returncode}: {last}"
+        return None
+    return done
+
+
+def measure(trace: Trace, work: Path, types: str, seed: int, generate_seeds: int = 1) -> Row:
+    """Fit ``trace`` once, then generate and validate with ``generate_seeds`` seeds from ``seed``
+    on: the row holds the figures' means over them."""
     row = Row(trace.name, str(trace.audit), None if trace.snapshot is None else str(trace.snapshot))
     profile = work / f"{trace.name}.profile.json"
-    schedule = work / f"{trace.name}.sched"
     model = ["model", "--audit", str(trace.audit), "--types", types, "--seed", str(seed), "-o", str(profile)]
     if trace.snapshot is not None:
         model += ["--snapshot", str(trace.snapshot)]
-    steps = [
-        ("model", model),
-        ("generate", ["generate", str(profile), "--seed", str(seed), "-o", str(schedule)]),
-        ("validate", ["validate", str(schedule), "--trace", str(trace.audit), "--json"]),
-    ]
-    done: subprocess.CompletedProcess[str] | None = None
-    for step, args in steps:
-        started = time.perf_counter()
-        try:
-            done = _cli(args)
-        except subprocess.TimeoutExpired:
-            row.error = f"{step}: no answer within {STEP_TIMEOUT_S:.0f} s"
-            return row
-        row.seconds[step] = round(time.perf_counter() - started, 3)
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-            row.error = f"{step} exit {done.returncode}: {last}"
-            return row
-    assert done is not None
-    try:
-        report = json.loads(done.stdout)
-    except json.JSONDecodeError as exc:
-        row.error = f"validate printed no JSON: {exc}"
+    if _step(row, "model", model) is None:
         return row
-    (work / f"{trace.name}.validate.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    row.figures, row.worst_command, row.passes = figures_of(report)
+    reports = []
+    for k in range(generate_seeds):
+        suffix = "" if k == 0 else f".seed{seed + k}"
+        schedule = work / f"{trace.name}.sched{suffix}"
+        if _step(row, "generate", ["generate", str(profile), "--seed", str(seed + k), "-o", str(schedule)]) is None:
+            return row
+        done = _step(row, "validate", ["validate", str(schedule), "--trace", str(trace.audit), "--json"])
+        if done is None:
+            return row
+        try:
+            report = json.loads(done.stdout)
+        except json.JSONDecodeError as exc:
+            row.error = f"validate printed no JSON: {exc}"
+            return row
+        (work / f"{trace.name}.validate{suffix}.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+        reports.append(report)
+    row.figures, row.worst_command, row.passes = mean_figures(reports)
     row.noise = _noise(trace.audit, row.worst_command, seed)
     return row
 
@@ -308,7 +343,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--sandbox", type=Path, default=SANDBOX, help="the sandbox trace (no snapshot)")
     ap.add_argument("--no-sandbox", action="store_true", help="leave the sandbox trace out")
     ap.add_argument("--types", default="auto", help="model --types (default auto)")
-    ap.add_argument("--seed", type=int, default=1, help="model and generate --seed")
+    ap.add_argument("--seed", type=int, default=1, help="model and (first) generate --seed")
+    ap.add_argument("--generate-seeds", type=int, default=1,
+                    help="generate and validate with this many seeds from --seed on; the table gives the means")
     ap.add_argument("--work", type=Path, default=None, help="keep profiles, schedules and reports here")
     ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
     return ap.parse_args(argv)
@@ -326,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = []
         for trace in traces:
             print(f"== {trace.name}", file=sys.stderr, flush=True)
-            rows.append(measure(trace, work, args.types, args.seed))
+            rows.append(measure(trace, work, args.types, args.seed, args.generate_seeds))
     if args.json:
         print(json.dumps({"bars": {k: v[0] for k, v in BARS.items()}, "rows": [asdict(r) for r in rows]}, indent=2))
     else:

@@ -489,3 +489,28 @@ def test_a_file_s_life_is_not_tied_to_its_birth(tmp_path: Path, capsys: pytest.C
     # the trace: no correlation between when a file is made and how long it lives
     rho = float(np.corrcoef(lives["made"].to_numpy(), (lives["gone"] - lives["made"]).to_numpy())[0, 1])
     assert abs(rho) < 0.3, rho  # -0.99 when sorted
+
+
+def test_each_file_s_owner_is_set_once_whatever_its_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """300 files, each looked up and read 6 to 40 times, and its owner and replication set once
+    each. A first-order chain gives a long stream rare commands in proportion to its length: the
+    files read most got two or three setOwner and those read least none. The type's kept streams
+    give each file the trace's: one of each."""
+    window_ms = 600_000
+    rng = np.random.default_rng(16)
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(300):
+        path = f"/data/tables/f{k:04d}"
+        reads = np.sort(rng.uniform(1000, window_ms - 1000, int(rng.integers(6, 41))))
+        for t in reads:
+            events += [(float(t), "getfileinfo", path, "null"), (float(t) + 15, "open", path, "null")]
+        for cmd in ("setOwner", "setReplication"):
+            events.append((float(rng.uniform(reads[0], reads[-1])), cmd, path, "null"))
+    generated = _fit_and_generate(_write(tmp_path / "owners.audit.log", events), tmp_path, capsys, types="1")
+    per_file = generated.group_by("target").agg(
+        owner=(pl.col("op") == int(OpCode.SET_OWNER)).sum(), replication=(pl.col("op") == int(OpCode.SET_REPLICATION)).sum()
+    )
+    assert per_file.height >= 290
+    for column in ("owner", "replication"):
+        once = float((per_file[column] == 1).mean())
+        assert once >= 0.97, (column, once)

@@ -86,6 +86,10 @@ CASES += [
     (_chain(last=[0.5, 0.6]), "types[0].commands.last: sums to 1.1"),
     (_chain(**{"short_walk.next": [[0.5, 0.4], [1.0, 0.0]]}), "types[0].commands.short_walk.next[0]: sums to 0.9"),
     (_chain(**{"short_walk.last": [1.0]}), "types[0].commands.short_walk.last: has 1 entries for 2 commands"),
+    # kept streams: one of the chain's 2 commands ("A", "B") per access
+    (_chain(streams=["ABAB", "ABC"]), "types[0].commands.streams[1]: not a stream of the chain's commands"),
+    (_chain(streams=["AB", ""]), "types[0].commands.streams[1]: not a stream"),
+    (_chain(streams=["AB" * 40_000, "AB" * 40_000]), "types[0].commands.streams: hold 160000 accesses, more than 131072"),
 ]
 
 

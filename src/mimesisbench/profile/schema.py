@@ -66,6 +66,11 @@ MAX_DEPTH = 10_000
 MAX_COMMANDS = 64
 #: the longest command sequence a chain keeps whole (``CommandChain.sequences``)
 MAX_SEQUENCE_LENGTH = 10
+#: one character per access of a kept stream (``CommandChain.streams``): command i is STREAM_ALPHABET[i]
+#: (the URL-safe base64 digits, one for each of at most MAX_COMMANDS commands)
+STREAM_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+#: the accesses a type's kept streams hold at most, all streams together
+MAX_KEPT_STREAM_ACCESSES = 2**17
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 Ratio = Annotated[float, Field(ge=0.0, le=MAX_RATIO)]
@@ -115,6 +120,21 @@ def _check_walk(where: str, n: int, first: list[float], nxt: list[list[float]], 
             raise ValueError(f"{where}next[{i}]: sums to {sum(row):.9g}, not 1")
 
 
+def _check_streams(streams: list[str], n: int) -> None:
+    """Kept streams: non-empty strings of the first ``n`` characters of ``STREAM_ALPHABET``, at most
+    ``MAX_KEPT_STREAM_ACCESSES`` characters in all; raises ValueError naming the bad entry."""
+    allowed = set(STREAM_ALPHABET[:n])
+    total = 0
+    for i, stream in enumerate(streams):
+        if not stream or not set(stream) <= allowed:
+            raise ValueError(
+                f"streams[{i}]: not a stream of the chain's commands (one of {STREAM_ALPHABET[:n]!r} per access)"
+            )
+        total += len(stream)
+    if total > MAX_KEPT_STREAM_ACCESSES:
+        raise ValueError(f"streams: hold {total} accesses, more than {MAX_KEPT_STREAM_ACCESSES}")
+
+
 class ChainWalk(_Strict):
     """The walk law of a type's short streams (``CommandChain.short_walk``): ``first``, ``next``
     and ``last`` as in ``CommandChain``, fitted on the streams of at most
@@ -134,8 +154,13 @@ class CommandChain(_Strict):
     of an existing directory, a ``rename``, ...): ``first[i]`` is the chance that an object's
     first access is ``commands[i]``, ``next[i][k]`` that ``commands[k]`` follows ``commands[i]``.
     ``sequences`` keeps the short streams whole: an object with n accesses takes one of the
-    sequences of n commands with its share (the chain cannot say "renamed exactly once"), and
-    walks the chain otherwise: with ``short_walk``, an object of at most
+    sequences of n commands with its share (the chain cannot say "renamed exactly once"). The
+    others take one of the type's ``streams`` of their length (the kept streams: the command
+    sequences of the streams no kept sequence covers, or a seeded sample of them), so that how
+    often each command comes back on one object is the trace's: a chain gives a long stream its
+    rare commands in proportion to its length, where a real workload touches each file's owner
+    or replication once whatever its reads. An object with no kept stream of its length (nor one
+    a little longer to cut down to it) walks the chain: with ``short_walk``, an object of at most
     ``MAX_SEQUENCE_LENGTH`` accesses walks that law (fitted on the short streams no sequence
     covers: the rare ones, richer in rare commands than the long streams the chain's own
     ``first``, ``next`` and ``last`` are then fitted on). ``last[i]`` is the chance that a walked stream of two or more
@@ -175,6 +200,12 @@ class CommandChain(_Strict):
         description="the walk law of objects of at most MAX_SEQUENCE_LENGTH accesses that take no kept "
         "sequence; None: they walk first/next/last",
     )
+    streams: list[str] = Field(
+        default_factory=list,
+        description="kept streams: the command sequences of (a seeded sample of) the type's streams that no "
+        "kept sequence covers, one character per access (command i is STREAM_ALPHABET[i]); an object "
+        "that takes no kept sequence takes one of these of its length; [] : it walks the chain",
+    )
 
     @model_validator(mode="after")
     def _stochastic(self) -> CommandChain:
@@ -210,6 +241,7 @@ class CommandChain(_Strict):
         for n, total in by_length.items():
             if total > 1.0 + 1e-6:
                 raise ValueError(f"sequences: the shares of the sequences of {n} commands sum to {total:.9g} > 1")
+        _check_streams(self.streams, len(self.commands))
         other = self.other_gaps
         if other is not None and (other.values[0] < 0 or other.values[-1] > MAX_TIME_MS):
             raise ValueError(f"other_gaps.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")

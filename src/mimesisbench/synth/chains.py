@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.errors import ScheduleError
-from mimesisbench.profile.schema import MAX_SEQUENCE_LENGTH, FileType
+from mimesisbench.profile.schema import MAX_SEQUENCE_LENGTH, STREAM_ALPHABET, FileType
 from mimesisbench.schedule.format import OpCode, opcode_for
 from mimesisbench.synth.bridge import BRIDGE_STEPS, bridge_rows, end_weights
 
@@ -84,6 +84,7 @@ class ChainLaw:
             n: (np.array([s for s, _ in rows], dtype=np.int16), np.cumsum([p for _, p in rows]))
             for n, rows in sorted(by_length.items())
         }
+        self._kept = _KeptStreams(chain.streams)
         self.gap_keys: list[tuple[int, int]] = []
         self.gap_laws = []
         for key, dist in sorted(chain.gaps.items()):
@@ -94,8 +95,8 @@ class ChainLaw:
     def states(self, counts: I64, rng: np.random.Generator) -> NDArray[np.int16]:
         """Chain states of ``counts[i]`` accesses per object, object-major: an object with n
         accesses takes one of the type's kept sequences of n commands (``CommandChain.sequences``)
-        with its share, else walks the chain (a bridge to the type's ``last`` law when it has
-        one: ``synth.bridge``)."""
+        with its share, else one of its kept streams of that length (``CommandChain.streams``), else
+        walks the chain (a bridge to the type's ``last`` law when it has one: ``synth.bridge``)."""
         counts = np.asarray(counts, dtype=np.int64)
         total = int(counts.sum())
         out = np.empty(total, dtype=np.int16)
@@ -112,6 +113,7 @@ class ChainLaw:
             use = pick < table.shape[0]
             out[start[objs[use], None] + np.arange(n)] = table[pick[use]]
             walked[objs[use]] = False
+        self._kept.take(out, counts, start, walked, rng)
         if self._short is not None:
             for walker, part in ((self._short, walked & (counts <= MAX_SEQUENCE_LENGTH)),
                                  (self._walker, walked & (counts > MAX_SEQUENCE_LENGTH))):
@@ -205,6 +207,59 @@ def volatile(ft: FileType) -> bool:
     chain = ft.commands
     moved = chain is not None and any(c in ("rename", "delete") for c in chain.commands)
     return moved or ft.delete_share > 0
+
+
+class _KeptStreams:
+    """A type's kept streams (``CommandChain.streams``) by length, ready to hand out."""
+
+    def __init__(self, streams: list[str]) -> None:
+        decode = np.zeros(256, dtype=np.int16)
+        decode[np.frombuffer(STREAM_ALPHABET.encode("ascii"), dtype=np.uint8)] = np.arange(len(STREAM_ALPHABET))
+        by_length: dict[int, list[bytes]] = {}
+        for stream in streams:
+            by_length.setdefault(len(stream), []).append(stream.encode("ascii"))
+        self.lengths = np.array(sorted(by_length), dtype=np.int64)
+        self.tables = {
+            n: decode[np.frombuffer(b"".join(rows), dtype=np.uint8)].reshape(len(rows), n)
+            for n, rows in by_length.items()
+        }
+
+    def take(self, out: NDArray[np.int16], counts: I64, start: I64, chosen: NDArray[np.bool_],
+             rng: np.random.Generator) -> None:
+        """Each ``chosen`` object with n accesses takes a kept stream of n accesses drawn at random
+        (each stream as often as the others, give or take one: ``_balanced``), or, with none of that length, one of the shortest longer ones (at most a quarter longer,
+        two accesses for the shortest) cut to its first and last accesses (its head and its end,
+        as the trace's streams begin and end); it is then no longer ``chosen``. The others are
+        left to the chain."""
+        if self.lengths.size == 0:
+            return
+        objs = np.flatnonzero(chosen)
+        if objs.size == 0:
+            return
+        want = counts[objs]
+        for n in np.unique(want).tolist():
+            at = int(np.searchsorted(self.lengths, n))
+            if at == self.lengths.size or int(self.lengths[at]) > n + max(2, n // 4):
+                continue
+            m = int(self.lengths[at])
+            table = self.tables[m]
+            these = objs[want == n]
+            rows = table[_balanced(rng, table.shape[0], these.size)]
+            if m != n:
+                head = (n + 1) // 2
+                rows = np.concatenate([rows[:, :head], rows[:, m - (n - head):]], axis=1)
+            out[start[these, None] + np.arange(n)] = rows
+            chosen[these] = False
+
+
+def _balanced(rng: np.random.Generator, population: int, size: int) -> NDArray[np.int64]:
+    """``size`` indices into ``population`` items in random order, each item ``size //
+    population`` times and a random ``size % population`` of them once more (stratified, as
+    ``stratified``'s draws): the 8 directories of a poller type, 5 listed and 3 stat-ed, take the 8
+    kept streams, where drawing with replacement gave 7 listings and one lookup as often as not."""
+    whole, rest = divmod(size, population)
+    out = np.concatenate([np.repeat(np.arange(population), whole), rng.choice(population, rest, replace=False)])
+    return rng.permutation(out)
 
 
 class _Walker:

@@ -227,10 +227,10 @@ class _KeptStreams:
     def take(self, out: NDArray[np.int16], counts: I64, start: I64, chosen: NDArray[np.bool_],
              rng: np.random.Generator) -> None:
         """Each ``chosen`` object with n accesses takes a kept stream of n accesses drawn at random
-        (each stream as often as the others, give or take one: ``_balanced``), or, with none of that length, one of the shortest longer ones (at most a quarter longer,
-        two accesses for the shortest) cut to its first and last accesses (its head and its end,
-        as the trace's streams begin and end); it is then no longer ``chosen``. The others are
-        left to the chain."""
+        (each stream as often as the others, give or take one: ``_balanced``), or, with none of
+        that length, one of the shortest longer ones (at most a quarter longer, two accesses for
+        the shortest) cut to its first and last accesses (its head and its end, as the trace's
+        streams begin and end); it is then no longer ``chosen``. The others are left to the chain."""
         if self.lengths.size == 0:
             return
         objs = np.flatnonzero(chosen)

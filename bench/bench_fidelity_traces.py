@@ -174,15 +174,21 @@ def figures_of(report: dict[str, Any]) -> tuple[dict[str, float | None], dict[st
         missing[figure] = bool(unscored)
         expected[figure] = bool(unscored) or top is not None
     passes: dict[str, bool] = {}
-    for figure, (bar, higher_is_better) in BARS.items():
+    for figure in BARS:
         value = figures.get(figure)
         if missing.get(figure):
             passes[figure] = False
         elif value is None:
             passes[figure] = not expected[figure]
         else:
-            passes[figure] = value >= bar if higher_is_better else value <= bar + 1e-12
+            passes[figure] = meets_bar(figure, value)
     return figures, worst, passes
+
+
+def meets_bar(figure: str, value: float) -> bool:
+    """Whether ``value`` meets ``figure``'s bar (``BARS``)."""
+    bar, higher_is_better = BARS[figure]
+    return value >= bar if higher_is_better else value <= bar + 1e-12
 
 
 def _cli(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
@@ -208,12 +214,12 @@ def mean_figures(
     per_seed = [figures_of(report) for report in reports]
     figures = {key: _mean([f[key] for f, _, _ in per_seed]) for key in per_seed[0][0]}
     passes: dict[str, bool] = {}
-    for figure, (bar, higher_is_better) in BARS.items():
+    for figure in BARS:
         value = figures.get(figure)
         if value is None:
             passes[figure] = all(p.get(figure, False) for _, _, p in per_seed)
         else:
-            passes[figure] = value >= bar if higher_is_better else value <= bar + 1e-12
+            passes[figure] = meets_bar(figure, value)
     return figures, per_seed[0][1], passes
 
 

@@ -470,15 +470,13 @@ def _kept_streams(
     per file whatever its reads; the chain gives a long stream rare commands in proportion to its
     length, so 15-30 % of the files with one got two or more where the trace had 12-25 %, and the
     per-command popularity KS reached 0.03-0.05 (0.01 with every stream kept)."""
-    which = np.flatnonzero(walked)
-    length = np.diff(bounds)[which]
-    which = which[length <= MAX_KEPT_STREAM_ACCESSES // 4]
+    lengths = np.diff(bounds)
+    which = np.flatnonzero(walked & (lengths <= MAX_KEPT_STREAM_ACCESSES // 4))
     if which.size == 0:
         return []
     which = which[rng.permutation(which.size)]
-    length = np.diff(bounds)[which]
-    which = np.sort(which[np.cumsum(length) <= MAX_KEPT_STREAM_ACCESSES])
-    length = np.diff(bounds)[which]
+    which = np.sort(which[np.cumsum(lengths[which]) <= MAX_KEPT_STREAM_ACCESSES])
+    length = lengths[which]
     ends = np.cumsum(length)
     at = np.repeat(bounds[which] - (ends - length), length) + np.arange(int(ends[-1]) if ends.size else 0)
     text = _STREAM_CHARS[lc[at]].tobytes().decode("ascii")

@@ -20,10 +20,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from numpy.typing import NDArray
 from tests.unit.cli_run import run_cli
 
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.check import check_schedule
 
 T0 = datetime(2015, 10, 11, tzinfo=UTC)
 WINDOW_S = 20 * 60
@@ -514,3 +516,49 @@ def test_each_file_s_owner_is_set_once_whatever_its_reads(tmp_path: Path, capsys
     for column in ("owner", "replication"):
         once = float((per_file[column] == 1).mean())
         assert once >= 0.97, (column, once)
+
+
+def daemon_rounds_trace(rng: np.random.Generator) -> list[tuple[float, str, str, str]]:
+    """A daemon stats /apps then lists its four directories, all within 5 ms, every 2 s (+-1 %) for
+    10 minutes; warehouse files opened now and then, apart from its rounds."""
+    window_ms = 600_000
+    events: list[tuple[float, str, str, str]] = []
+    t = 500.0
+    while t < window_ms - 500:
+        events.append((t, "getfileinfo", "/apps", "null"))
+        for k, name in enumerate(("a", "b", "c", "d")):
+            events.append((t + 1 + k, "listStatus", f"/apps/{name}", "null"))
+        t += 2000.0 * rng.uniform(0.99, 1.01)
+    for _ in range(200):
+        k = int(rng.integers(40))
+        events.append((float(rng.uniform(0, window_ms)), "open", f"/warehouse/part-{k:05d}", "null"))
+    return events
+
+
+def _round_sizes(times_us: NDArray[np.int64], targets: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Distinct targets per round: events of the given targets split where 100 ms pass without one."""
+    order = np.argsort(times_us, kind="stable")
+    times_us, targets = times_us[order], targets[order]
+    rounds = np.concatenate([[0], np.cumsum(np.diff(times_us) > 100_000)])
+    return pl.DataFrame({"round": rounds, "target": targets}).group_by("round").agg(pl.col("target").n_unique())["target"].to_numpy()
+
+
+def test_a_daemons_directories_come_out_in_its_rounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Five objects visited together every 2 s: each object's stream, drawn apart from the
+    others', would put them at unrelated moments (about one object per 100 ms-separated burst);
+    the profile keeps them co-visited, and the schedule visits them together, round after round."""
+    trace = daemon_rounds_trace(np.random.default_rng(5))
+    log = _write(tmp_path / "daemon.audit.log", trace)
+    events = _fit_and_generate(log, tmp_path, capsys)
+    profile = json.loads((tmp_path / "profile.json").read_text(encoding="utf-8"))
+    rows = profile["covisits"]["groups"]
+    assert [(r["size"], r["share"]) for r in rows] == [(5, 1.0)], rows
+    polls = events.filter(pl.col("op").is_in([int(OpCode.LIST_DIR), int(OpCode.GETFILEINFO_DIR)]))
+    polled = polls.group_by("target").len().filter(pl.col("len") >= 200)["target"]
+    assert polled.len() == 5, polls.group_by("target").len()
+    daemon = polls.filter(pl.col("target").is_in(polled.implode()))
+    sizes = _round_sizes(daemon["time_us"].to_numpy(), daemon["target"].to_numpy())
+    # the trace: every round holds all five; streams drawn apart hold one or two
+    assert float(np.median(sizes)) == 5, np.bincount(sizes)
+    assert float(np.mean(sizes >= 4)) > 0.9, np.bincount(sizes)
+    assert check_schedule(tmp_path / "schedule").ok

@@ -93,6 +93,24 @@ CASES += [
 ]
 
 
+def _covisits(groups: list[dict[str, Any]], first_delay: float = 0.0) -> Callable[[Doc], None]:
+    def mutate(doc: Doc) -> None:
+        doc["covisits"] = {"window_ms": 100, "groups": groups,
+                           "offset": {"values": [first_delay, 10.0], "weights": [0.5, 0.5]}}
+
+    return mutate
+
+
+CASES += [
+    (_covisits([{"visits": 5, "size": 2, "share": 0.6}, {"visits": 5, "size": 3, "share": 0.6}]),
+     "covisits.groups[1]: the shares of the objects of 5 visits sum to more than 1"),
+    (_covisits([{"visits": 5, "size": 2, "share": 0.2}, {"visits": 5, "size": 2, "share": 0.2}]),
+     "covisits.groups[1]: a second row for 5 visits in groups of 2"),
+    (_covisits([{"visits": 1, "size": 2, "share": 0.5}]), "covisits.groups[0].visits"),
+    (_covisits([{"visits": 4, "size": 2, "share": 0.5}], first_delay=-3.0), "covisits.offset: a delay"),
+]
+
+
 @pytest.mark.parametrize(("mutate", "fragment"), CASES)
 def test_error_names_the_key(demo_doc: Doc, tmp_path: Path, mutate: Callable[[Doc], None], fragment: str) -> None:
     doc = copy.deepcopy(demo_doc)

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from mimesisbench import __version__
 from mimesisbench.errors import ConfigError, TraceError
 from mimesisbench.model.clustering import Clustering, cluster_objects, feature_matrix
+from mimesisbench.model.covisits import fit_covisits
 from mimesisbench.model.namespace_shape import fit_namespace
 from mimesisbench.model.objects import ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
@@ -691,6 +692,7 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         op_mix=OpMix(observed_counts=counts),  # the ratios are 0: the objects' streams carry every command
         namespace=fo.namespace,
         pathless=fo.pathless,
+        covisits=fit_covisits(fo.acc_start, fo.acc_time, ~(cols.has_created | cols.has_deleted), config.points),
     )
 
 

@@ -429,6 +429,48 @@ class ProfileSource(_Strict):
     trace_stats: dict[str, float] = Field(default_factory=dict)
 
 
+#: the most (visits, size) rows a profile's co-visit law holds
+MAX_COVISIT_ROWS = 256
+
+
+class CoVisitRow(_Strict):
+    """Objects of ``visits`` visits that the trace visits together in groups of ``size``: their
+    ``share`` of the objects of that many visits."""
+
+    visits: Annotated[int, Field(ge=2, le=MAX_ACCESSES_PER_FILE)]
+    size: Annotated[int, Field(ge=2, le=MAX_FILES)]
+    share: Share
+
+
+class CoVisits(_Strict):
+    """Objects visited together (format 2; ``model.covisits``): a daemon's directories listed in
+    each of its rounds, a query's partitions. A visit is a run of one object's accesses each at most
+    ``window_ms`` after the one before; objects with the same number of visits whose visits all
+    start within ``window_ms`` of each other's are co-visited. ``groups`` is the law of the groups'
+    sizes per number of visits, ``offset`` the law of a group member's delay (ms) from the group's
+    first object. The generator gives each group's members its first object's visit times, each
+    member delayed by one draw of ``offset`` (``synth.covisits``)."""
+
+    window_ms: Annotated[int, Field(ge=1, le=MAX_TIME_MS)]
+    groups: list[CoVisitRow] = Field(min_length=1, max_length=MAX_COVISIT_ROWS)
+    offset: Distribution
+
+    @model_validator(mode="after")
+    def _shares(self) -> CoVisits:
+        seen: dict[int, float] = {}
+        keys: set[tuple[int, int]] = set()
+        for i, row in enumerate(self.groups):
+            if (row.visits, row.size) in keys:
+                raise ValueError(f"groups[{i}]: a second row for {row.visits} visits in groups of {row.size}")
+            keys.add((row.visits, row.size))
+            seen[row.visits] = seen.get(row.visits, 0.0) + row.share
+            if seen[row.visits] > 1.0 + 1e-6:
+                raise ValueError(f"groups[{i}]: the shares of the objects of {row.visits} visits sum to more than 1")
+        if self.offset.values[0] < 0:
+            raise ValueError("offset: a delay from the group's first object is never negative")
+        return self
+
+
 class WorkloadProfile(_Strict):
     """A complete workload profile."""
 
@@ -447,6 +489,7 @@ class WorkloadProfile(_Strict):
     pathless: list[PathlessCommand] = Field(
         default_factory=list, description="format 2: NameNode-wide commands without a path, per command"
     )
+    covisits: CoVisits | None = Field(default=None, description="format 2: objects visited together")
 
     @model_validator(mode="after")
     def _types(self) -> WorkloadProfile:
@@ -464,8 +507,8 @@ class WorkloadProfile(_Strict):
             for t in self.types:
                 if t.kind != "file" or t.commands is not None or t.new_dir_share:
                     raise ValueError(f"version: format 1 has no directory types or command chains (type {t.id})")
-            if self.created_directories or self.pathless:
-                raise ValueError("version: format 1 has no created_directories or pathless commands")
+            if self.created_directories or self.pathless or self.covisits is not None:
+                raise ValueError("version: format 1 has no created_directories, pathless commands or covisits")
         return self
 
     @model_serializer(mode="wrap")
@@ -475,6 +518,8 @@ class WorkloadProfile(_Strict):
             data.pop("created_directories", None)
         if not self.pathless:
             data.pop("pathless", None)
+        if self.covisits is None:
+            data.pop("covisits", None)
         return data
 
     @property

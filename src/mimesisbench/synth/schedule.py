@@ -27,6 +27,7 @@ from mimesisbench.errors import ScheduleError
 from mimesisbench.native import native_module
 from mimesisbench.profile.schema import WorkloadProfile
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.covisits import covisit
 from mimesisbench.synth.directories import (
     DirectoryObjects,
     created_dir_lives,
@@ -328,6 +329,8 @@ def generate_schedule(
     key = _pop_concat(keys, np.int64)
     meta = _pop_concat(metas, np.uint32)
     target = _pop_concat(targets, target_dtype)
+    if eff.covisits is not None:
+        covisit(key, meta, target, eff.covisits, window_us, _rng(seed, 7))  # before the generations: order is kept
     chains = any(t.commands is not None for t in eff.types)
     if need_lifetimes or chains:
         op = (meta & 0xFF).astype(np.uint8)

@@ -1,0 +1,141 @@
+"""Co-visited objects: objects whose visits all come together, found in one array pass.
+
+A daemon lists its eight directories in each round, a query reads the files of the partitions it
+scans: their objects are visited at the same moments, round after round. Each object's stream,
+drawn apart from the others', has them at unrelated moments, so the load loses its rounds (on a
+real 600 s poller trace the operations per 10 ms bin vary 6.5 times their mean, the streams drawn
+apart 1.0 times). This module finds such objects in a trace and is what the generator uses to
+find the objects it makes visit together (``synth.covisits``); both work on times of one unit:
+
+* a **visit** is a run of one object's accesses each at most ``window`` after the one before;
+* two objects with the same number n >= 2 of visits are **co-visited** when each visit of one
+  starts within ``window`` of the same visit of the other. Objects sorted by (n, first visit) are
+  compared with the few before them; a **group** is a connected set of co-visited objects.
+
+Written by hand: this is interval matching of runs in sorted arrays, which no clustering library
+does without comparing every pair (scikit-learn's DBSCAN on visit vectors would need one vector
+length per n and quadratic memory for the large n); scipy finds the connected components.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from mimesisbench.profile.distribution import Distribution
+from mimesisbench.profile.schema import MAX_COVISIT_ROWS, CoVisitRow, CoVisits
+
+I64 = NDArray[np.int64]
+#: a visit's accesses and co-visited objects' visits lie at most this far apart (ms): a query's or a
+#: poll round's operations on a NameNode come within milliseconds, a client's separate visits of
+#: one object (a reader's next query) seconds apart
+WINDOW_MS = 100
+#: an object is compared with this many objects before it in (visits, first visit) order
+NEIGHBOURS = 8
+
+
+@dataclass(frozen=True)
+class Visits:
+    """Objects' visits. ``count[o]`` visits of object o, whose starts are
+    ``start[first[o] : first[o] + count[o]]`` (times) at rows ``row[...]`` of the access array."""
+
+    count: I64
+    first: I64
+    start: I64
+    row: I64
+
+
+def visits_of(bounds: I64, time: NDArray[np.integer], window: int, access: NDArray[np.bool_] | None = None) -> Visits:
+    """The visits of objects whose events are rows ``bounds[o]`` to ``bounds[o + 1]`` of ``time``
+    (time order within one object). ``access`` (optional) marks the rows that are accesses: the
+    others (a creation, a rename, a deletion) are never in a visit and end the one before them."""
+    n_rows = int(bounds[-1])
+    t = time[:n_rows]  # its own dtype (the fit's int32 times): no copy per access
+    begins = np.zeros(n_rows, dtype=bool)
+    if n_rows > 1:
+        np.greater(np.diff(t), window, out=begins[1:])
+        if access is not None:
+            begins[1:] |= ~access[: n_rows - 1]
+    begins[bounds[:-1][np.diff(bounds) > 0]] = True  # an object's first row
+    if access is not None:
+        begins &= access[:n_rows]
+    row = np.flatnonzero(begins).astype(np.int64)
+    del begins
+    count = np.diff(np.searchsorted(row, bounds)).astype(np.int64)
+    first = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    return Visits(count=count, first=first, start=t[row].astype(np.int64), row=row)
+
+
+def _runs(starts: I64, lengths: I64) -> I64:
+    """Indices ``starts[i] .. starts[i] + lengths[i] - 1`` for every i, concatenated."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return offsets + np.arange(total, dtype=np.int64)
+
+
+def co_visited(visits: Visits, window: int, candidates: I64 | None = None) -> tuple[I64, I64]:
+    """Groups of co-visited objects among ``candidates`` (default: every object of two or more
+    visits): ``(objects, group)``, the candidates by group, then first visit, and each one's group
+    number (consecutive from 0). An object is compared with the ``NEIGHBOURS`` before it in
+    (visits, first visit) order, so that objects of unrelated visits starting in the same window
+    do not split a group; groups are the connected components of the co-visited pairs."""
+    n = visits.count
+    cand = np.flatnonzero(n >= 2) if candidates is None else candidates[n[candidates] >= 2]
+    first_start = visits.start[visits.first[cand]]
+    order = cand[np.lexsort((first_start, n[cand]))]
+    heads, tails = [], []
+    for step in range(1, min(NEIGHBOURS, order.size - 1) + 1):
+        a, b = order[:-step], order[step:]
+        maybe = np.flatnonzero((n[a] == n[b]) & (visits.start[visits.first[b]] - visits.start[visits.first[a]] <= window))
+        if not maybe.size:
+            continue
+        lengths = n[a[maybe]]
+        diff = np.abs(visits.start[_runs(visits.first[b[maybe]], lengths)] - visits.start[_runs(visits.first[a[maybe]], lengths)])
+        linked = maybe[np.maximum.reduceat(diff, np.concatenate([[0], np.cumsum(lengths)[:-1]])) <= window]
+        heads.append(linked)
+        tails.append(linked + step)
+    if not heads:
+        return order, np.arange(order.size, dtype=np.int64)
+    head, tail = np.concatenate(heads), np.concatenate(tails)
+    graph = coo_matrix((np.ones(head.size, dtype=np.int8), (head, tail)), shape=(order.size, order.size))
+    _, label = connected_components(graph, directed=False)
+    # groups numbered by their first object, members in first-visit order (``order`` is sorted so)
+    by_group = np.lexsort((np.arange(order.size), label))
+    label = label[by_group]
+    group = np.concatenate([[0], np.cumsum(label[1:] != label[:-1])]).astype(np.int64)
+    return order[by_group], group
+
+
+def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.bool_], points: int) -> CoVisits | None:
+    """The co-visit law of a trace's objects (accesses of object o at rows ``bounds[o]`` to
+    ``bounds[o + 1]`` of ``time``, ms, time order within one object) among those that ``lasting``
+    marks: neither made nor removed in the window, as the generator's only moves them (a job's
+    files come in bursts by their creations). None when no two are co-visited. The rows of the law
+    are the (visits, size) with the most objects, at most ``MAX_COVISIT_ROWS``."""
+    visits = visits_of(bounds, time, WINDOW_MS)
+    objects, group = co_visited(visits, WINDOW_MS, np.flatnonzero(lasting))
+    if objects.size < 2:
+        return None
+    sizes = np.bincount(group)
+    size = sizes[group]
+    if not (size >= 2).any():
+        return None
+    n = visits.count[objects]
+    objects_of_n = dict(zip(*(a.tolist() for a in np.unique(n, return_counts=True))))
+    grouped = size >= 2
+    pairs, counts = np.unique(np.stack([n[grouped], size[grouped]]), axis=1, return_counts=True)
+    keep = np.argsort(-counts, kind="stable")[:MAX_COVISIT_ROWS]
+    rows = [
+        CoVisitRow(visits=int(pairs[0, i]), size=int(pairs[1, i]), share=min(1.0, int(counts[i]) / objects_of_n[int(pairs[0, i])]))
+        for i in sorted(keep.tolist(), key=lambda i: (int(pairs[0, i]), int(pairs[1, i])))
+    ]
+    leader = objects[np.searchsorted(group, group, side="left")]
+    member = grouped & (leader != objects)
+    delays = visits.start[visits.first[objects[member]]] - visits.start[visits.first[leader[member]]]
+    return CoVisits(window_ms=WINDOW_MS, groups=rows, offset=Distribution.from_samples(delays.astype(np.float64), points))

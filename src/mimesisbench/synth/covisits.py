@@ -1,0 +1,116 @@
+"""Objects visited together: the generator's side of ``model.covisits``.
+
+Every object's stream is drawn apart from the others', so objects a trace visits together (a
+daemon's directories, round after round) come out at unrelated moments. After the streams are
+drawn, the objects of each number of visits that the profile's law groups are put in groups of
+the law's sizes (drawn at random among the objects with exactly that many visits), and each
+member's visits are moved to its group's first object's visit times, delayed by one draw of the
+law's ``offset`` (a member keeps its delay in every round, as a daemon keeps its order). A visit
+moves whole: its own gaps, commands and count stay; only when it starts changes.
+
+Only objects that are only accessed in the window move (the fit counts only those): a job's files
+come in bursts by their creations, and their lives hold their streams. Creations, renames and
+deletions never move. A member's visits stay in the window: one delayed past its end by no more
+than the largest delay is moved back to it (its last gap a few ms short); a member whose visits
+would leave it by more keeps its own times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mimesisbench.model.covisits import visits_of
+from mimesisbench.profile.schema import CoVisits
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.shared_ops import target_kinds
+from mimesisbench.synth.streams import RANK, RANK_BITS, Sampler
+
+I64 = NDArray[np.int64]
+_ACCESS_RANK = int(RANK[OpCode.OPEN])
+
+
+def _group_slices(count: int, law: list[tuple[int, float]], rng: np.random.Generator) -> list[tuple[int, int]]:
+    """(size, groups) to make of ``count`` objects under ``law`` ((size, share of the objects)):
+    the expected number of groups of each size, rounded at random, as many as the objects allow."""
+    out: list[tuple[int, int]] = []
+    left = count
+    for size, share in law:
+        expected = share * count / size
+        groups = int(expected) + int(rng.random() < expected - int(expected))
+        groups = min(groups, left // size)
+        if groups:
+            out.append((size, groups))
+            left -= size * groups
+    return out
+
+
+def covisit(
+    key: I64,
+    meta: NDArray[np.uint32],
+    target: NDArray[np.integer[Any]],
+    law: CoVisits,
+    window_us: int,
+    rng: np.random.Generator,
+) -> int:
+    """Move the visits of co-visited objects in ``key`` (``time_us << RANK_BITS | rank``, in place,
+    events in any order; ``window_us`` the window's length); returns how many objects moved."""
+    kinds = target_kinds()[(meta & 0xFF).astype(np.intp)]
+    rows = np.flatnonzero(kinds < 2)
+    obj = target[rows].astype(np.int64) * 2 + kinds[rows]
+    order = rows[np.lexsort((key[rows], obj))]
+    obj = obj[np.lexsort((key[rows], obj))]
+    del rows
+    sorted_key = key[order]
+    time = sorted_key >> RANK_BITS
+    rank = sorted_key & ((1 << RANK_BITS) - 1)
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(obj)) + 1, [obj.size]]).astype(np.int64)
+    visits = visits_of(bounds, time, law.window_ms * 1000, access=rank == _ACCESS_RANK)
+    new_start = visits.start.copy()
+    offsets = Sampler(law.offset)
+    by_visits: dict[int, list[tuple[int, float]]] = {}
+    for row in law.groups:
+        by_visits.setdefault(row.visits, []).append((row.size, row.share))
+    moved_objects: list[I64] = []
+    # only objects that are only accessed (as the fit's): the others' creations and deletions hold them
+    owner = np.repeat(np.arange(bounds.size - 1), np.diff(bounds))
+    in_visit = rank == _ACCESS_RANK
+    only_accessed = np.bincount(owner, weights=~in_visit, minlength=bounds.size - 1) == 0
+    for n, sizes in sorted(by_visits.items()):
+        candidates = np.flatnonzero((visits.count == n) & only_accessed)
+        candidates = candidates[rng.permutation(candidates.size)]
+        at = 0
+        for size, groups in _group_slices(candidates.size, sizes, rng):
+            block = candidates[at : at + size * groups].reshape(groups, size)
+            at += size * groups
+            leaders, members = block[:, 0], block[:, 1:]
+            steps = np.arange(n, dtype=np.int64)
+            lead_starts = visits.start[visits.first[leaders][:, None] + steps]  # (groups, n)
+            delay = offsets.draw(rng, members.size).reshape(members.shape)  # us, one per member
+            member_rows = visits.first[members][:, :, None] + steps  # (groups, size - 1, n)
+            new_start[member_rows] = lead_starts[:, None, :] + delay[:, :, None]
+            moved_objects.append(members.ravel())
+    if not moved_objects:
+        return 0
+    # each row's visit (the visit begun at or before it); rows outside visits do not move
+    visit_of_row = np.searchsorted(visits.row, np.arange(time.size), side="right") - 1
+    shift = np.zeros(time.size, dtype=np.int64)
+    has = in_visit & (visit_of_row >= 0)
+    shift[has] = (new_start - visits.start)[visit_of_row[has]]
+    new_time = time + shift
+    lo, hi = 0, window_us - 1
+    # a member delayed out of the window by no more than the largest delay is moved back to its edge;
+    # one moved further out (or whose visits would overlap) keeps its own times
+    out_by = np.maximum(lo - new_time, new_time - hi)
+    np.clip(new_time, lo, hi, out=new_time)
+    new_key = (new_time << RANK_BITS) | rank
+    bad_rows = out_by > np.ceil(law.offset.values[-1] * 1000.0)
+    bad_rows[1:] |= (owner[1:] == owner[:-1]) & (new_key[1:] < new_key[:-1])
+    bad = np.zeros(bounds.size - 1, dtype=bool)
+    bad[owner[bad_rows]] = True
+    new_key[bad[owner]] = sorted_key[bad[owner]]
+    key[order] = new_key
+    moved = np.concatenate(moved_objects)
+    return int((~bad[moved]).sum())

@@ -1,0 +1,121 @@
+"""Co-visited objects: finding them in a trace (``model.covisits``) and visiting them together in a
+schedule (``synth.covisits``), on hand-made arrays whose answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mimesisbench.model.covisits import co_visited, fit_covisits, visits_of
+from mimesisbench.profile.distribution import Distribution
+from mimesisbench.profile.schema import CoVisitRow, CoVisits
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.synth.covisits import covisit
+from mimesisbench.synth.streams import RANK, RANK_BITS
+
+
+def _bounds(*lengths: int) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+def test_a_visit_is_a_run_of_close_accesses_that_other_events_end() -> None:
+    time = np.array([0, 50, 500, 520, 2000, 0, 10, 20], dtype=np.int64)
+    access = np.array([1, 1, 1, 1, 1, 1, 0, 1], dtype=bool)  # object 1's second event is, say, a rename
+    v = visits_of(_bounds(5, 3), time, 100, access)
+    assert v.count.tolist() == [3, 2]
+    assert v.start.tolist() == [0, 500, 2000, 0, 20]
+    assert v.row.tolist() == [0, 2, 4, 5, 7]
+    assert v.first.tolist() == [0, 3]
+
+
+def test_objects_whose_every_visit_comes_together_are_one_group() -> None:
+    time = np.array(
+        [0, 1000, 2000]  # A
+        + [5, 1003, 2010]  # B: each visit within 100 of A's
+        + [0, 1000, 2500]  # C: its last visit 500 from A's
+        + [3, 1001]  # D: as A's first two, but two visits only
+        + [7, 1009, 2020],  # E: with B
+        dtype=np.int64,
+    )
+    v = visits_of(_bounds(3, 3, 3, 2, 3), time, 100)
+    objects, group = co_visited(v, 100)
+    groups: dict[int, set[int]] = {}
+    for o, g in zip(objects.tolist(), group.tolist()):
+        groups.setdefault(g, set()).add(o)
+    assert sorted(map(sorted, groups.values())) == [[0, 1, 4], [2], [3]]
+
+
+def test_the_fitted_law_gives_each_group_size_its_share_and_the_members_delays() -> None:
+    # three objects of 3 visits, two of them together 5 ms apart; one of 2 visits alone
+    time = np.array([0, 1000, 2000, 5, 1005, 2005, 300, 1500, 2700, 0, 900], dtype=np.int64)
+    lasting = np.ones(4, dtype=bool)
+    law = fit_covisits(_bounds(3, 3, 3, 2), time, lasting, points=16)
+    assert law is not None
+    assert [(r.visits, r.size) for r in law.groups] == [(3, 2)]
+    assert law.groups[0].share == pytest.approx(2 / 3)
+    assert law.offset.values[0] == pytest.approx(5.0) and law.offset.values[-1] == pytest.approx(5.0)
+    assert fit_covisits(_bounds(3, 3), np.array([0, 1000, 2000, 400, 1400, 2400]), lasting[:2], points=16) is None
+    # objects made or removed in the window are no candidates
+    assert fit_covisits(_bounds(3, 3, 3, 2), time, np.array([True, False, True, True]), points=16) is None
+
+
+def _events(per_object: list[list[tuple[int, OpCode]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    key, meta, target = [], [], []
+    for obj, events in enumerate(per_object):
+        for t_us, op in events:
+            key.append((t_us << RANK_BITS) | int(RANK[op]))
+            meta.append(int(op))
+            target.append(obj)
+    return np.array(key, dtype=np.int64), np.array(meta, dtype=np.uint32), np.array(target, dtype=np.int64)
+
+
+def test_a_group_takes_its_first_objects_visit_times_delayed_by_its_offset() -> None:
+    second = 1_000_000
+    listed = [[(k * 2 * second + phase, OpCode.LIST_DIR) for k in range(5)] for phase in (100_000, 700_000, 1_300_000)]
+    key, meta, target = _events(listed)
+    law = CoVisits(window_ms=100, groups=[CoVisitRow(visits=5, size=3, share=1.0)],
+                   offset=Distribution(values=[3.0, 3.0], weights=[0.5, 0.5]))
+    moved = covisit(key, meta, target, law, 20 * second, np.random.default_rng(1))
+    assert moved == 2
+    times = (key >> RANK_BITS).reshape(3, 5)
+    leader = int(np.argmin(times[:, 0]))
+    for obj in range(3):
+        delay = times[obj] - times[leader]
+        assert delay.tolist() == ([0] * 5 if obj == leader else [3000] * 5)
+    assert sorted(times[leader].tolist()) == times[leader].tolist()
+
+
+def test_objects_made_or_removed_in_the_window_keep_their_times() -> None:
+    second = 1_000_000
+    # object 1 is made at 5 s and deleted at 9 s: its life holds its visits, which never move, and
+    # it is no group's member nor leader
+    lister = [(k * second, OpCode.LIST_DIR) for k in (1, 3, 5)]
+    made = [(5 * second, OpCode.MKDIRS), (6 * second, OpCode.LIST_DIR), (7 * second, OpCode.LIST_DIR),
+            (8 * second, OpCode.LIST_DIR), (9 * second, OpCode.DELETE_DIR)]
+    key, meta, target = _events([lister, made])
+    law = CoVisits(window_ms=100, groups=[CoVisitRow(visits=3, size=2, share=1.0)],
+                   offset=Distribution(values=[2.0, 2.0], weights=[0.5, 0.5]))
+    for seed in range(6):
+        moved_key = key.copy()
+        assert covisit(moved_key, meta, target, law, 20 * second, np.random.default_rng(seed)) == 0
+        assert moved_key.tolist() == key.tolist()
+
+
+def test_a_member_delayed_past_the_window_ends_in_it() -> None:
+    second = 1_000_000
+    window = 10 * second
+    lead = [(k * 4 * second, OpCode.LIST_DIR) for k in (0, 1, 2)]
+    lead[-1] = (window - 1000, OpCode.LIST_DIR)  # 1 ms before the end
+    other = [(k * 4 * second + second, OpCode.LIST_DIR) for k in (0, 1)] + [(window - 500_000, OpCode.LIST_DIR)]
+    law = CoVisits(window_ms=100, groups=[CoVisitRow(visits=3, size=2, share=1.0)],
+                   offset=Distribution(values=[5.0, 5.0], weights=[0.5, 0.5]))
+    ends = set()
+    for seed in range(8):
+        key, meta, target = _events([lead, other])
+        assert covisit(key, meta, target, law, window, np.random.default_rng(seed)) == 1
+        t = key >> RANK_BITS
+        ends.add(int(t.max()))
+        assert sorted(t[target == 0].tolist()) == t[target == 0].tolist()
+        assert sorted(t[target == 1].tolist()) == t[target == 1].tolist()
+    # object 0 led (object 1 delayed 5 ms past the end, moved back to it) or object 1 led
+    assert ends == {window - 1, window - 500_000 + 5000}

@@ -60,9 +60,9 @@ def covisit(
     kinds = target_kinds()[(meta & 0xFF).astype(np.intp)]
     rows = np.flatnonzero(kinds < 2)
     obj = target[rows].astype(np.int64) * 2 + kinds[rows]
-    order = rows[np.lexsort((key[rows], obj))]
-    obj = obj[np.lexsort((key[rows], obj))]
-    del rows
+    by_object = np.lexsort((key[rows], obj))
+    order, obj = rows[by_object], obj[by_object]
+    del rows, by_object
     sorted_key = key[order]
     time = sorted_key >> RANK_BITS
     rank = sorted_key & ((1 << RANK_BITS) - 1)

@@ -67,7 +67,8 @@ def covisit(
     time = sorted_key >> RANK_BITS
     rank = sorted_key & ((1 << RANK_BITS) - 1)
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(obj)) + 1, [obj.size]]).astype(np.int64)
-    visits = visits_of(bounds, time, law.window_ms * 1000, access=rank == _ACCESS_RANK)
+    in_visit = rank == _ACCESS_RANK
+    visits = visits_of(bounds, time, law.window_ms * 1000, access=in_visit)
     new_start = visits.start.copy()
     offsets = Sampler(law.offset)
     by_visits: dict[int, list[tuple[int, float]]] = {}
@@ -76,7 +77,6 @@ def covisit(
     moved_objects: list[I64] = []
     # only objects that are only accessed (as the fit's): the others' creations and deletions hold them
     owner = np.repeat(np.arange(bounds.size - 1), np.diff(bounds))
-    in_visit = rank == _ACCESS_RANK
     only_accessed = np.bincount(owner, weights=~in_visit, minlength=bounds.size - 1) == 0
     for n, sizes in sorted(by_visits.items()):
         candidates = np.flatnonzero((visits.count == n) & only_accessed)

@@ -31,7 +31,7 @@ from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.audit import export_audit, schedule_to_events
-from mimesisbench.synth.chains import ORIGIN_SHIFT, ChainLaw
+from mimesisbench.synth.chains import ORIGIN_SHIFT, ChainLaw, stratified_within
 from mimesisbench.synth.check import check_schedule
 from mimesisbench.synth.fidelity import read_trace_events, validate_profile
 from mimesisbench.synth.options import GenerateOptions
@@ -539,3 +539,18 @@ def test_a_schedule_with_misses_checks_and_replays_without_failures(tmp_path: Pa
     summary = json.loads((report.run_dir / rundir.SUMMARY).read_text())
     assert summary["operations"]["getfileinfo_absent"]["issued"] == counts["getfileinfo_absent"]
     assert all(stats["failed"] == 0 for stats in summary["operations"].values()), summary["operations"]
+
+
+def test_stratified_within_puts_each_group_one_draw_per_stratum() -> None:
+    """Each object's k gaps take one uniform in each of k equal strata, whatever the order of
+    the entries, and the strata come in a random order (not the entries' order)."""
+    rng = np.random.default_rng(3)
+    sizes = np.array([1, 2, 7, 50, 300])
+    group = rng.permutation(np.repeat(np.arange(sizes.size), sizes))
+    u = stratified_within(rng, group)
+    assert ((u >= 0.0) & (u < 1.0)).all()
+    for g, k in enumerate(sizes):
+        strata = np.sort(np.floor(u[group == g] * k).astype(np.int64))
+        assert (strata == np.arange(k)).all(), (g, strata)
+    big = u[group == 4]
+    assert abs(float(np.corrcoef(np.arange(big.size), big)[0, 1])) < 0.2

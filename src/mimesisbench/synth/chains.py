@@ -51,6 +51,25 @@ def stratified(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
     return u
 
 
+def stratified_within(rng: np.random.Generator, group: NDArray[np.int64]) -> NDArray[np.float64]:
+    """One uniform on [0, 1) per entry of ``group``, stratified (``stratified``) within each group:
+    the k entries of a group fall one in each of k equal strata, in random order. Used for an
+    object's gaps: a daemon's k polls then follow the gap law within 1 / k, where k i.i.d. draws
+    are off by about 0.9 / sqrt(k), and objects that share one daemon's times (co-visits) carry
+    that noise into every member."""
+    size = group.size
+    order = np.lexsort((rng.random(size), group))
+    sorted_group = group[order]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_group[1:] != sorted_group[:-1]]))
+    counts = np.diff(np.concatenate([starts, [size]]))
+    rank = np.arange(size, dtype=np.float64) - np.repeat(starts, counts)
+    rank += rng.random(size)
+    rank /= np.repeat(counts, counts)
+    u = np.empty(size, dtype=np.float64)
+    u[order] = rank
+    return u
+
+
 class ChainLaw:
     """A type's command chain, ready to sample (op codes per state, row CDFs laid end to end)."""
 

@@ -59,7 +59,7 @@ from mimesisbench.profile.schema import FileType
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.assign import fitting_assignment
 from mimesisbench.synth.balance import balanced_pre_law
-from mimesisbench.synth.chains import ChainLaw, stratified
+from mimesisbench.synth.chains import ChainLaw, stratified, stratified_within
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
 
 I64 = NDArray[np.int64]
@@ -129,6 +129,10 @@ class Sampler:
 
     def draw(self, rng: np.random.Generator, size: int) -> I64:
         return self._at(rng.random(size))
+
+    def at(self, u: NDArray[np.float64]) -> I64:
+        """The draws at uniforms ``u`` in [0, 1) (for stratified draws); ``u`` is not changed."""
+        return self._at(u.copy())
 
     def draw_at_least(self, rng: np.random.Generator, lower_us: I64) -> I64:
         """One draw per entry of ``lower_us``, conditioned on being at least that (us): the
@@ -615,7 +619,7 @@ def _chain_counted_streams(
     which, at = chain.transition_law(states, counts)
     start = np.cumsum(counts) - counts
     step = np.zeros(states.size, dtype=np.int64)
-    step[at] = _transition_gaps(laws, which, rng)
+    step[at] = _transition_gaps(laws, which, np.repeat(np.arange(n, dtype=np.int64), counts)[at], rng)
     offsets = _stream_offsets(step, counts, start)
     length = offsets[start + counts - 1]
     if _whole_window(laws.ft, window_us):
@@ -675,15 +679,18 @@ def _whole_window(ft: FileType, window_us: int) -> bool:
     return low >= (1.0 - WHOLE_WINDOW) * high and high >= (1.0 - WHOLE_WINDOW) * window_us
 
 
-def _transition_gaps(laws: Laws, which: NDArray[np.int64], rng: np.random.Generator) -> I64:
+def _transition_gaps(laws: Laws, which: NDArray[np.int64], owner: I64, rng: np.random.Generator) -> I64:
     """One gap per entry of ``which`` (a transition's index into ``laws.gap_samplers``, -1: a
-    transition without its own law: ``other_gaps``, else F_j)."""
+    transition without its own law: ``other_gaps``, else F_j), ``owner`` the object of each.
+    Each object's gaps of one law are stratified draws (``stratified_within``): on the real
+    120 s poller trace a daemon's 60 polls drawn i.i.d. put its per-object interarrival KS at
+    0.05-0.11, and the directories it lists with it (co-visits) share those gaps."""
     gaps = np.empty(which.size, dtype=np.int64)
     for i, sampler in enumerate(laws.gap_samplers):
         sel = np.flatnonzero(which == i)
-        gaps[sel] = sampler.draw(rng, sel.size)
+        gaps[sel] = sampler.at(stratified_within(rng, owner[sel]))
     rest = np.flatnonzero(which < 0)
-    gaps[rest] = (laws.other_gaps or laws.access).draw(rng, rest.size)
+    gaps[rest] = (laws.other_gaps or laws.access).at(stratified_within(rng, owner[rest]))
     return gaps
 
 
@@ -724,7 +731,7 @@ def _redraw_long_streams(
         )
         which, at = chain.transition_law(states[rows], sub_counts)
         trial = np.zeros(rows.size, dtype=np.int64)
-        trial[at] = _transition_gaps(laws, which, rng)
+        trial[at] = _transition_gaps(laws, which, np.repeat(np.arange(long.size, dtype=np.int64), sub_counts)[at], rng)
         sub_start = np.cumsum(sub_counts) - sub_counts
         sub_len = _stream_offsets(trial, sub_counts, sub_start)[sub_start + sub_counts - 1]
         fits = sub_len <= room[long]

@@ -318,6 +318,27 @@ def test_a_fitted_type_keeps_the_creations_its_window_saw(tmp_path: Path, capsys
     assert abs(creates - n_trace) <= 0.02 * n_trace, (creates, n_trace)
 
 
+def test_two_creations_most_of_the_window_apart_are_both_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A daemon drops a marker at 6 s and another at 26.5 s of a 29 s window (as the real 123-line
+    poller trace does): C_j holds their one gap, 20.5 s, and a first creation drawn from C_j too
+    puts the second past the window whatever the draw. The two keep their gap, placed where they fit."""
+    events: list[tuple[float, str, str, str]] = []
+    for k in range(15):
+        t = 500.0 + 1900.0 * k
+        events += [(t, "getfileinfo", "/apps", "null"), (t + 2, "listStatus", "/apps/in", "null")]
+    events += [(6000.0, "create", "/apps/in/_MARKER-1", "null"), (26_500.0, "create", "/apps/in/_MARKER-2", "null")]
+    for seed in (1, 2, 3):
+        profile = tmp_path / "profile.json"
+        code, _, err = run_cli(["model", "--audit", str(_write(tmp_path / "markers.audit.log", list(events))), "-o", str(profile)], capsys)
+        assert code == 0, err
+        schedule = tmp_path / f"schedule-{seed}"
+        code, _, err = run_cli(["generate", str(profile), "--seed", str(seed), "-o", str(schedule)], capsys)
+        assert code == 0, err
+        made = read_schedule(schedule).events.filter(pl.col("op") == int(OpCode.CREATE))["time_us"].sort().to_numpy()
+        assert made.size == 2, made
+        assert made[1] - made[0] == pytest.approx(20_500_000, abs=2_000), made
+
+
 def _stream_ends(generated: pl.DataFrame) -> pl.DataFrame:
     """Each file's accesses in order (creations and deletions left out): its ops as a list."""
     accesses = generated.filter(~pl.col("op").is_in([int(OpCode.CREATE), int(OpCode.DELETE)]))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mimesisbench.model.covisits import co_visited, fit_covisits, visits_of
+from mimesisbench.model.covisits import co_visited, fit_covisits, nested_in, visits_of
 from mimesisbench.profile.distribution import Distribution
-from mimesisbench.profile.schema import CoVisitRow, CoVisits
+from mimesisbench.profile.schema import CoVisitRow, CoVisits, NestedRow
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.covisits import covisit
 from mimesisbench.synth.streams import RANK, RANK_BITS
@@ -119,3 +119,40 @@ def test_a_member_delayed_past_the_window_ends_in_it() -> None:
         assert sorted(t[target == 1].tolist()) == t[target == 1].tolist()
     # object 0 led (object 1 delayed 5 ms past the end, moved back to it) or object 1 led
     assert ends == {window - 1, window - 500_000 + 5000}
+
+
+def test_an_object_visited_on_some_of_anothers_visits_is_nested_in_it() -> None:
+    """A table's directory on 10 queries a minute apart, one partition on 4 of them (20 ms later),
+    an object on 3 visits of its own; a poller visiting every 150 ms holds any visit by chance."""
+    table = [k * 60_000 for k in range(10)]
+    partition = [table[k] + 20 for k in (1, 4, 5, 8)]
+    loner = [7_000, 31_000, 50_000]
+    poller = list(range(0, 600_000, 150))
+    pair = [poller[k * 1000] + 30 for k in (1, 2)]  # two visits within 100 ms of the poller's
+    time = np.array(table + partition + loner + poller + pair, dtype=np.int64)
+    v = visits_of(_bounds(10, 4, 3, len(poller), 2), time, 100)
+    assert v.count[3] == 4000
+    objects, hosts = nested_in(v, 100, np.arange(5), span=600_000)
+    assert dict(zip(objects.tolist(), hosts.tolist())) == {1: 0}
+    law = fit_covisits(_bounds(10, 4, 3, len(poller), 2), time, np.ones(5, dtype=bool), points=16)
+    assert law is not None and law.nested == [NestedRow(visits=4, host_visits=10, share=1.0)]
+    assert law.nested_offset is not None and law.nested_offset.values == [20.0]
+
+
+def test_a_nested_object_takes_some_of_its_hosts_visits() -> None:
+    second = 1_000_000
+    host = [(k * 3 * second, OpCode.LIST_DIR) for k in range(9)]
+    guest = [(k * 7 * second + 1_000_000, OpCode.GETFILEINFO_DIR) for k in range(3)]
+    law = CoVisits(window_ms=100, offset=Distribution(values=[1.0, 1.0], weights=[0.5, 0.5]),
+                   nested=[NestedRow(visits=3, host_visits=9, share=1.0)],
+                   nested_offset=Distribution(values=[20.0, 20.0], weights=[0.5, 0.5]))
+    picked = set()
+    for seed in range(6):
+        key, meta, target = _events([host, guest])
+        assert covisit(key, meta, target, law, 30 * second, np.random.default_rng(seed)) == 1
+        t = key >> RANK_BITS
+        host_t, guest_t = t[target == 0], np.sort(t[target == 1])
+        assert host_t.tolist() == [h for h, _ in host]  # the host never moves
+        assert guest_t.size == 3 and set((guest_t - 20_000).tolist()) <= set(host_t.tolist())
+        picked.add(tuple(guest_t.tolist()))
+    assert len(picked) > 1  # a random 3 of the 9 visits, not always the same

@@ -591,3 +591,37 @@ def test_a_daemons_directories_come_out_in_its_rounds(tmp_path: Path, capsys: py
     seen = np.diff(sorted(round(e[0]) for e in trace if e[2] == "/apps"))  # the log has whole ms
     ks = float(ks_2samp(made, seen).statistic)
     assert ks < 0.025, ks
+
+
+def queries_trace(rng: np.random.Generator) -> list[tuple[float, str, str, str]]:
+    """A query engine for 10 minutes, a query every 0.5-1.5 s: it stats and lists one of three
+    tables' directories and lists 1 or 2 of the table's six partitions within 20 ms."""
+    events: list[tuple[float, str, str, str]] = []
+    t = 300.0
+    while t < 600_000 - 2000:
+        table = f"/warehouse/t{int(rng.integers(3))}"
+        events += [(t, "getfileinfo", table, "null"), (t + 2, "listStatus", table, "null")]
+        for k, part in enumerate(rng.choice(6, size=int(rng.integers(1, 3)), replace=False)):
+            events.append((t + 5 + 7 * k, "listStatus", f"{table}/dt={int(part)}", "null"))
+        t += float(rng.uniform(500, 1500))
+    return events
+
+
+def test_a_querys_partitions_come_out_in_its_tables_visits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each partition is listed on a third of its table's queries: apart, its listings come at
+    moments of their own, and the queries lose their bursts; nested in the table's visits, each
+    listing follows a listing of its table within milliseconds, as in the trace."""
+    log = _write(tmp_path / "queries.audit.log", queries_trace(np.random.default_rng(11)))
+    events = _fit_and_generate(log, tmp_path, capsys)
+    profile = json.loads((tmp_path / "profile.json").read_text(encoding="utf-8"))
+    assert profile["covisits"]["nested"], profile["covisits"]
+    listings = events.filter(pl.col("op") == int(OpCode.LIST_DIR))
+    counts = listings.group_by("target").len().sort("len", descending=True)
+    tables, partitions = counts["target"][:3], counts["target"][3:]
+    table_times = np.sort(listings.filter(pl.col("target").is_in(tables.implode()))["time_us"].to_numpy())
+    part_times = listings.filter(pl.col("target").is_in(partitions.implode()))["time_us"].to_numpy()
+    before = np.searchsorted(table_times, part_times, side="right") - 1
+    after_table = (before >= 0) & (part_times - table_times[np.maximum(before, 0)] <= 100_000)
+    # the trace: all; drawn apart about one in ten (a table listing per 0.33 s on average, 0.1 s each)
+    assert float(after_table.mean()) > 0.8, float(after_table.mean())
+    assert check_schedule(tmp_path / "schedule").ok

@@ -93,10 +93,16 @@ CASES += [
 ]
 
 
-def _covisits(groups: list[dict[str, Any]], first_delay: float = 0.0) -> Callable[[Doc], None]:
+def _covisits(
+    groups: list[dict[str, Any]], first_delay: float = 0.0, nested: list[dict[str, Any]] | None = None, nested_offset: bool = True
+) -> Callable[[Doc], None]:
     def mutate(doc: Doc) -> None:
         doc["covisits"] = {"window_ms": 100, "groups": groups,
                            "offset": {"values": [first_delay, 10.0], "weights": [0.5, 0.5]}}
+        if nested is not None:
+            doc["covisits"]["nested"] = nested
+            if nested_offset:
+                doc["covisits"]["nested_offset"] = {"values": [1.0, 10.0], "weights": [0.5, 0.5]}
 
     return mutate
 
@@ -108,6 +114,9 @@ CASES += [
      "covisits.groups[1]: a second row for 5 visits in groups of 2"),
     (_covisits([{"visits": 1, "size": 2, "share": 0.5}]), "covisits.groups[0].visits"),
     (_covisits([{"visits": 4, "size": 2, "share": 0.5}], first_delay=-3.0), "covisits.offset: a delay"),
+    (_covisits([], nested=[{"visits": 4, "host_visits": 4, "share": 0.5}]), "covisits.nested[0]: host_visits must exceed visits"),
+    (_covisits([], nested=[{"visits": 4, "host_visits": 9, "share": 0.5}], nested_offset=False), "covisits.nested_offset: nested rows need"),
+    (_covisits([]), "covisits.groups: no group and no nested row"),
 ]
 
 

@@ -27,7 +27,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from mimesisbench.profile.distribution import Distribution
-from mimesisbench.profile.schema import MAX_COVISIT_ROWS, CoVisitRow, CoVisits
+from mimesisbench.profile.schema import MAX_COVISIT_ROWS, CoVisitRow, CoVisits, NestedRow
 
 I64 = NDArray[np.int64]
 #: a visit's accesses and co-visited objects' visits lie at most this far apart (ms): a query's or a
@@ -36,6 +36,10 @@ I64 = NDArray[np.int64]
 WINDOW_MS = 100
 #: an object is compared with this many objects before it in (visits, first visit) order
 NEIGHBOURS = 8
+#: an object is taken for nested in a host only when visits at random would all fall in the host's
+#: visits with at most this probability ((host visits x window / trace span) ** visits): an object
+#: polled every second "hosts" every object visited twice by chance
+NESTED_CHANCE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ def visits_of(bounds: I64, time: NDArray[np.integer], window: int, access: NDArr
     return Visits(count=count, first=first, start=t[row].astype(np.int64), row=row)
 
 
-def _runs(starts: I64, lengths: I64) -> I64:
+def runs(starts: I64, lengths: I64) -> I64:
     """Indices ``starts[i] .. starts[i] + lengths[i] - 1`` for every i, concatenated."""
     total = int(lengths.sum())
     if total == 0:
@@ -96,7 +100,7 @@ def co_visited(visits: Visits, window: int, candidates: I64 | None = None) -> tu
         if not maybe.size:
             continue
         lengths = n[a[maybe]]
-        diff = np.abs(visits.start[_runs(visits.first[b[maybe]], lengths)] - visits.start[_runs(visits.first[a[maybe]], lengths)])
+        diff = np.abs(visits.start[runs(visits.first[b[maybe]], lengths)] - visits.start[runs(visits.first[a[maybe]], lengths)])
         linked = maybe[np.maximum.reduceat(diff, np.concatenate([[0], np.cumsum(lengths)[:-1]])) <= window]
         heads.append(linked)
         tails.append(linked + step)
@@ -112,6 +116,59 @@ def co_visited(visits: Visits, window: int, candidates: I64 | None = None) -> tu
     return order[by_group], group
 
 
+def nested_in(visits: Visits, window: int, candidates: I64, span: int) -> tuple[I64, I64]:
+    """Objects among ``candidates`` (two or more visits) whose every visit starts within ``window``
+    after a visit of another candidate with more visits, its **host** (a table's directory listed
+    by every query, a partition by some): ``(objects, hosts)``, each object's host the one with the
+    fewest visits among those whose visit began last before its first one (the ``NEIGHBOURS``
+    visit starts before it, of any candidate). A host whose visits would cover that many visits at
+    random with a probability above ``NESTED_CHANCE`` (its visits x ``window`` over ``span``, the
+    trace's length, to the power of the visits) is not taken."""
+    n = visits.count
+    cand = candidates[n[candidates] >= 2]
+    if cand.size < 2:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    count = n[cand]
+    offset = np.concatenate([[0], np.cumsum(count)[:-1]])  # each candidate's first visit in ``keys``
+    rows = runs(visits.first[cand], count)
+    # one key per candidate's visit, increasing over candidates then time: a host's visit before
+    # a time is one search
+    shift = np.int64(int(visits.start.max(initial=0)) + window + 1)
+    keys = np.repeat(np.arange(cand.size, dtype=np.int64), count) * shift + visits.start[rows]
+    # every candidate's visits in time order (by rank among the candidates)
+    order = np.argsort(visits.start[rows], kind="stable")
+    del rows
+    v_start = (keys % shift)[order]
+    v_owner = np.repeat(np.arange(cand.size, dtype=np.int32), count)[order]
+    del order
+    first_start = keys[offset] % shift
+    last_before = np.searchsorted(v_start, first_start, side="right") - 1  # its first visit or a tie after it
+    best = np.full(cand.size, -1, dtype=np.int64)  # the host's rank among the candidates
+    mine_rank = np.arange(cand.size, dtype=np.int64)
+    for step in range(0, NEIGHBOURS + 1):
+        pos = last_before - step
+        ok = pos >= 0
+        host = np.where(ok, v_owner[np.maximum(pos, 0)], 0).astype(np.int64)
+        ok &= host != mine_rank
+        ok &= count[host] > count
+        ok &= first_start - v_start[np.maximum(pos, 0)] <= window
+        chance = np.minimum(count[host] * float(window) / max(span, 1), 1.0)
+        ok &= np.power(chance, count.astype(np.float64)) <= NESTED_CHANCE
+        ok &= (best < 0) | (count[host] < count[np.maximum(best, 0)])
+        maybe = np.flatnonzero(ok)
+        if not maybe.size:
+            continue
+        lengths = count[maybe]
+        mine = keys[runs(offset[maybe], lengths)] % shift
+        hosts = np.repeat(host[maybe], lengths)
+        before = np.searchsorted(keys, hosts * shift + mine, side="right") - 1
+        gap = np.where(before >= offset[hosts], mine - keys[np.maximum(before, 0)] % shift, window + 1)
+        covered = np.maximum.reduceat(gap, np.concatenate([[0], np.cumsum(lengths)[:-1]])) <= window
+        best[maybe[covered]] = host[maybe[covered]]
+    found = best >= 0
+    return cand[found], cand[best[found]]
+
+
 def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.bool_], points: int) -> CoVisits | None:
     """The co-visit law of a trace's objects (accesses of object o at rows ``bounds[o]`` to
     ``bounds[o + 1]`` of ``time``, ms, time order within one object) among those that ``lasting``
@@ -124,8 +181,13 @@ def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.boo
         return None
     sizes = np.bincount(group)
     size = sizes[group]
+    leader = objects[np.searchsorted(group, group, side="left")]
+    member = (size >= 2) & (leader != objects)
+    nested, nested_offset = _nested_law(visits, objects[~member], int(time[: int(bounds[-1])].max(initial=0)), points)
     if not (size >= 2).any():
-        return None
+        if not nested:
+            return None
+        return CoVisits(window_ms=WINDOW_MS, offset=Distribution.from_samples(np.zeros(1), points), nested=nested, nested_offset=nested_offset)
     n = visits.count[objects]
     objects_of_n = dict(zip(*(a.tolist() for a in np.unique(n, return_counts=True))))
     grouped = size >= 2
@@ -135,7 +197,29 @@ def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.boo
         CoVisitRow(visits=int(pairs[0, i]), size=int(pairs[1, i]), share=min(1.0, int(counts[i]) / objects_of_n[int(pairs[0, i])]))
         for i in sorted(keep.tolist(), key=lambda i: (int(pairs[0, i]), int(pairs[1, i])))
     ]
-    leader = objects[np.searchsorted(group, group, side="left")]
-    member = grouped & (leader != objects)
     delays = visits.start[visits.first[objects[member]]] - visits.start[visits.first[leader[member]]]
-    return CoVisits(window_ms=WINDOW_MS, groups=rows, offset=Distribution.from_samples(delays.astype(np.float64), points))
+    offset = Distribution.from_samples(delays.astype(np.float64), points)
+    return CoVisits(window_ms=WINDOW_MS, groups=rows, offset=offset, nested=nested, nested_offset=nested_offset)
+
+
+def _nested_law(visits: Visits, eligible: I64, span: int, points: int) -> tuple[list[NestedRow], Distribution | None]:
+    """The nested rows (``NestedRow``) among ``eligible`` objects (those that follow no group's
+    first object) and the law of their delay from the host's visit, or ([], None)."""
+    objects, hosts = nested_in(visits, WINDOW_MS, eligible, span)
+    if not objects.size:
+        return [], None
+    n, m = visits.count[objects], visits.count[hosts]
+    of_n = np.bincount(visits.count[eligible])
+    pairs, counts = np.unique(np.stack([n, m]), axis=1, return_counts=True)
+    keep = np.argsort(-counts, kind="stable")[:MAX_COVISIT_ROWS]
+    rows = [
+        NestedRow(visits=int(pairs[0, i]), host_visits=int(pairs[1, i]), share=min(1.0, int(counts[i]) / int(of_n[pairs[0, i]])))
+        for i in sorted(keep.tolist(), key=lambda i: (int(pairs[0, i]), int(pairs[1, i])))
+    ]
+    # each nested visit's delay from the host's visit begun last before it
+    mine = visits.start[runs(visits.first[objects], n)]
+    host_rows = runs(visits.first[hosts], m)
+    host_key = np.repeat(np.arange(hosts.size, dtype=np.int64), m) * (int(visits.start.max()) + 1) + visits.start[host_rows]
+    which = np.searchsorted(host_key, np.repeat(np.arange(hosts.size, dtype=np.int64), n) * (int(visits.start.max()) + 1) + mine, side="right") - 1
+    delays = mine - visits.start[host_rows[which]]
+    return rows, Distribution.from_samples(delays.astype(np.float64), points)

@@ -442,6 +442,16 @@ class CoVisitRow(_Strict):
     share: Share
 
 
+class NestedRow(_Strict):
+    """Objects of ``visits`` visits each made within a visit of one object of ``host_visits``
+    visits (a partition listed on some of the queries that list its table): their ``share`` of the
+    objects of that many visits that lead no co-visit group or lead one."""
+
+    visits: Annotated[int, Field(ge=2, le=MAX_ACCESSES_PER_FILE)]
+    host_visits: Annotated[int, Field(ge=3, le=MAX_ACCESSES_PER_FILE)]
+    share: Share
+
+
 class CoVisits(_Strict):
     """Objects visited together (format 2; ``model.covisits``): a daemon's directories listed in
     each of its rounds, a query's partitions. A visit is a run of one object's accesses each at most
@@ -449,11 +459,15 @@ class CoVisits(_Strict):
     start within ``window_ms`` of each other's are co-visited. ``groups`` is the law of the groups'
     sizes per number of visits, ``offset`` the law of a group member's delay (ms) from the group's
     first object. The generator gives each group's members its first object's visit times, each
-    member delayed by one draw of ``offset`` (``synth.covisits``)."""
+    member delayed by one draw of ``offset`` (``synth.covisits``). ``nested`` (optional) is the law
+    of objects whose visits are a subset of another's (``NestedRow``), ``nested_offset`` that of
+    their delay (ms) from their host's visits."""
 
     window_ms: Annotated[int, Field(ge=1, le=MAX_TIME_MS)]
-    groups: list[CoVisitRow] = Field(min_length=1, max_length=MAX_COVISIT_ROWS)
+    groups: list[CoVisitRow] = Field(default_factory=list, max_length=MAX_COVISIT_ROWS)
     offset: Distribution
+    nested: list[NestedRow] = Field(default_factory=list, max_length=MAX_COVISIT_ROWS)
+    nested_offset: Distribution | None = None
 
     @model_validator(mode="after")
     def _shares(self) -> CoVisits:
@@ -468,7 +482,32 @@ class CoVisits(_Strict):
                 raise ValueError(f"groups[{i}]: the shares of the objects of {row.visits} visits sum to more than 1")
         if self.offset.values[0] < 0:
             raise ValueError("offset: a delay from the group's first object is never negative")
+        if not self.groups and not self.nested:
+            raise ValueError("groups: no group and no nested row (omit covisits instead)")
+        nested_seen: dict[int, float] = {}
+        nested_keys: set[tuple[int, int]] = set()
+        for i, nested in enumerate(self.nested):
+            if nested.host_visits <= nested.visits:
+                raise ValueError(f"nested[{i}]: host_visits must exceed visits")
+            if (nested.visits, nested.host_visits) in nested_keys:
+                raise ValueError(f"nested[{i}]: a second row for {nested.visits} visits in hosts of {nested.host_visits}")
+            nested_keys.add((nested.visits, nested.host_visits))
+            nested_seen[nested.visits] = nested_seen.get(nested.visits, 0.0) + nested.share
+            if nested_seen[nested.visits] > 1.0 + 1e-6:
+                raise ValueError(f"nested[{i}]: the shares of the objects of {nested.visits} visits sum to more than 1")
+        if self.nested and self.nested_offset is None:
+            raise ValueError("nested_offset: nested rows need the law of their delay")
+        if self.nested_offset is not None and self.nested_offset.values[0] < 0:
+            raise ValueError("nested_offset: a delay from the host's visit is never negative")
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_nested_when_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.nested:
+            data.pop("nested", None)
+            data.pop("nested_offset", None)
+        return data
 
 
 class WorkloadProfile(_Strict):

@@ -442,6 +442,20 @@ class CoVisitRow(_Strict):
     share: Share
 
 
+def _check_rows(key: str, rows: list[tuple[int, int, float]], of: str) -> None:
+    """A law's rows (visits, size or host visits, share): one row per pair, shares per number of
+    visits summing to at most 1; errors name ``key[i]``."""
+    seen: dict[int, float] = {}
+    keys: set[tuple[int, int]] = set()
+    for i, (visits, other, share) in enumerate(rows):
+        if (visits, other) in keys:
+            raise ValueError(f"{key}[{i}]: a second row for {visits} visits in {of} of {other}")
+        keys.add((visits, other))
+        seen[visits] = seen.get(visits, 0.0) + share
+        if seen[visits] > 1.0 + 1e-6:
+            raise ValueError(f"{key}[{i}]: the shares of the objects of {visits} visits sum to more than 1")
+
+
 class NestedRow(_Strict):
     """Objects of ``visits`` visits each made within a visit of one object of ``host_visits``
     visits (a partition listed on some of the queries that list its table): their ``share`` of the
@@ -471,30 +485,15 @@ class CoVisits(_Strict):
 
     @model_validator(mode="after")
     def _shares(self) -> CoVisits:
-        seen: dict[int, float] = {}
-        keys: set[tuple[int, int]] = set()
-        for i, row in enumerate(self.groups):
-            if (row.visits, row.size) in keys:
-                raise ValueError(f"groups[{i}]: a second row for {row.visits} visits in groups of {row.size}")
-            keys.add((row.visits, row.size))
-            seen[row.visits] = seen.get(row.visits, 0.0) + row.share
-            if seen[row.visits] > 1.0 + 1e-6:
-                raise ValueError(f"groups[{i}]: the shares of the objects of {row.visits} visits sum to more than 1")
+        _check_rows("groups", [(row.visits, row.size, row.share) for row in self.groups], "groups")
         if self.offset.values[0] < 0:
             raise ValueError("offset: a delay from the group's first object is never negative")
         if not self.groups and not self.nested:
             raise ValueError("groups: no group and no nested row (omit covisits instead)")
-        nested_seen: dict[int, float] = {}
-        nested_keys: set[tuple[int, int]] = set()
         for i, nested in enumerate(self.nested):
             if nested.host_visits <= nested.visits:
                 raise ValueError(f"nested[{i}]: host_visits must exceed visits")
-            if (nested.visits, nested.host_visits) in nested_keys:
-                raise ValueError(f"nested[{i}]: a second row for {nested.visits} visits in hosts of {nested.host_visits}")
-            nested_keys.add((nested.visits, nested.host_visits))
-            nested_seen[nested.visits] = nested_seen.get(nested.visits, 0.0) + nested.share
-            if nested_seen[nested.visits] > 1.0 + 1e-6:
-                raise ValueError(f"nested[{i}]: the shares of the objects of {nested.visits} visits sum to more than 1")
+        _check_rows("nested", [(row.visits, row.host_visits, row.share) for row in self.nested], "hosts")
         if self.nested and self.nested_offset is None:
             raise ValueError("nested_offset: nested rows need the law of their delay")
         if self.nested_offset is not None and self.nested_offset.values[0] < 0:

@@ -13,6 +13,11 @@ come in bursts by their creations, and their lives hold their streams. Creations
 deletions never move. A member's visits stay in the window: one delayed past its end by no more
 than the largest delay is moved back to it (its last gap a few ms short); a member whose visits
 would leave it by more keeps its own times.
+
+Objects whose visits are a subset of another's (a partition listed on some of its table's queries,
+the law's ``nested`` rows) are moved first, among the objects no group's first object leads: each
+takes n of a host's visits at random, each delayed by a draw of ``nested_offset``; a group's
+members then follow their first object wherever it went.
 """
 
 from __future__ import annotations
@@ -159,8 +164,7 @@ def _nest(
         lo, hi = int(np.searchsorted(pool_count, m, side="left")), int(np.searchsorted(pool_count, m, side="right"))
         if hi == lo:  # no host of m visits: the nearest number of visits above n
             near = [c for c in (lo - 1, lo) if 0 <= c < pool.size and pool_count[c] > n]
-            if not near:
-                nested[members] = False
+            if not near:  # no object has more visits: these stay where they are
                 continue
             c = min(near, key=lambda c: abs(int(pool_count[c]) - m))
             lo, hi = int(np.searchsorted(pool_count, pool_count[c], side="left")), int(np.searchsorted(pool_count, pool_count[c], side="right"))

@@ -132,7 +132,7 @@ def test_an_object_visited_on_some_of_anothers_visits_is_nested_in_it() -> None:
     time = np.array(table + partition + loner + poller + pair, dtype=np.int64)
     v = visits_of(_bounds(10, 4, 3, len(poller), 2), time, 100)
     assert v.count[3] == 4000
-    objects, hosts = nested_in(v, 100, np.arange(5), span=600_000)
+    objects, hosts, _ = nested_in(v, 100, np.arange(5), span=600_000)
     assert dict(zip(objects.tolist(), hosts.tolist())) == {1: 0}
     law = fit_covisits(_bounds(10, 4, 3, len(poller), 2), time, np.ones(5, dtype=bool), points=16)
     assert law is not None and law.nested == [NestedRow(visits=4, host_visits=10, share=1.0)]

@@ -116,18 +116,19 @@ def co_visited(visits: Visits, window: int, candidates: I64 | None = None) -> tu
     return order[by_group], group
 
 
-def nested_in(visits: Visits, window: int, candidates: I64, span: int) -> tuple[I64, I64]:
+def nested_in(visits: Visits, window: int, candidates: I64, span: int) -> tuple[I64, I64, I64]:
     """Objects among ``candidates`` (two or more visits) whose every visit starts within ``window``
     after a visit of another candidate with more visits, its **host** (a table's directory listed
-    by every query, a partition by some): ``(objects, hosts)``, each object's host the one with the
+    by every query, a partition by some): ``(objects, hosts, delays)``, each object's host the one with the
     fewest visits among those whose visit began last before its first one (the ``NEIGHBOURS``
     visit starts before it, of any candidate). A host whose visits would cover that many visits at
     random with a probability above ``NESTED_CHANCE`` (its visits x ``window`` over ``span``, the
-    trace's length, to the power of the visits) is not taken."""
+    trace's length, to the power of the visits) is not taken. ``delays`` are each found object's
+    visits' delays from the host's visit begun last before them, object after object."""
     n = visits.count
     cand = candidates[n[candidates] >= 2]
     if cand.size < 2:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     count = n[cand]
     offset = np.concatenate([[0], np.cumsum(count)[:-1]])  # each candidate's first visit in ``keys``
     rows = runs(visits.first[cand], count)
@@ -159,14 +160,20 @@ def nested_in(visits: Visits, window: int, candidates: I64, span: int) -> tuple[
         if not maybe.size:
             continue
         lengths = count[maybe]
-        mine = keys[runs(offset[maybe], lengths)] % shift
-        hosts = np.repeat(host[maybe], lengths)
-        before = np.searchsorted(keys, hosts * shift + mine, side="right") - 1
-        gap = np.where(before >= offset[hosts], mine - keys[np.maximum(before, 0)] % shift, window + 1)
+        gap = _from_host(keys, shift, offset, maybe, host[maybe], lengths, window)
         covered = np.maximum.reduceat(gap, np.concatenate([[0], np.cumsum(lengths)[:-1]])) <= window
         best[maybe[covered]] = host[maybe[covered]]
-    found = best >= 0
-    return cand[found], cand[best[found]]
+    found = np.flatnonzero(best >= 0)
+    return cand[found], cand[best[found]], _from_host(keys, shift, offset, found, best[found], count[found], window)
+
+
+def _from_host(keys: I64, shift: np.int64, offset: I64, objects: I64, hosts: I64, lengths: I64, window: int) -> I64:
+    """Each visit of ``objects`` (ranks in ``keys``, ``lengths`` visits each) less the start of the
+    visit of its host (rank) begun last before it; ``window + 1`` where the host has none."""
+    mine = keys[runs(offset[objects], lengths)] % shift
+    host = np.repeat(hosts, lengths)
+    before = np.searchsorted(keys, host * shift + mine, side="right") - 1
+    return np.where(before >= offset[host], mine - keys[np.maximum(before, 0)] % shift, window + 1)
 
 
 def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.bool_], points: int) -> CoVisits | None:
@@ -189,14 +196,8 @@ def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.boo
             return None
         return CoVisits(window_ms=WINDOW_MS, offset=Distribution.from_samples(np.zeros(1), points), nested=nested, nested_offset=nested_offset)
     n = visits.count[objects]
-    objects_of_n = dict(zip(*(a.tolist() for a in np.unique(n, return_counts=True))))
     grouped = size >= 2
-    pairs, counts = np.unique(np.stack([n[grouped], size[grouped]]), axis=1, return_counts=True)
-    keep = np.argsort(-counts, kind="stable")[:MAX_COVISIT_ROWS]
-    rows = [
-        CoVisitRow(visits=int(pairs[0, i]), size=int(pairs[1, i]), share=min(1.0, int(counts[i]) / objects_of_n[int(pairs[0, i])]))
-        for i in sorted(keep.tolist(), key=lambda i: (int(pairs[0, i]), int(pairs[1, i])))
-    ]
+    rows = [CoVisitRow(visits=v, size=k, share=share) for v, k, share in _law_rows(n[grouped], size[grouped], np.bincount(n))]
     delays = visits.start[visits.first[objects[member]]] - visits.start[visits.first[leader[member]]]
     offset = Distribution.from_samples(delays.astype(np.float64), points)
     return CoVisits(window_ms=WINDOW_MS, groups=rows, offset=offset, nested=nested, nested_offset=nested_offset)
@@ -205,21 +206,21 @@ def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.boo
 def _nested_law(visits: Visits, eligible: I64, span: int, points: int) -> tuple[list[NestedRow], Distribution | None]:
     """The nested rows (``NestedRow``) among ``eligible`` objects (those that follow no group's
     first object) and the law of their delay from the host's visit, or ([], None)."""
-    objects, hosts = nested_in(visits, WINDOW_MS, eligible, span)
+    objects, hosts, delays = nested_in(visits, WINDOW_MS, eligible, span)
     if not objects.size:
         return [], None
-    n, m = visits.count[objects], visits.count[hosts]
-    of_n = np.bincount(visits.count[eligible])
-    pairs, counts = np.unique(np.stack([n, m]), axis=1, return_counts=True)
+    law = _law_rows(visits.count[objects], visits.count[hosts], np.bincount(visits.count[eligible]))
+    rows = [NestedRow(visits=v, host_visits=m, share=share) for v, m, share in law]
+    return rows, Distribution.from_samples(delays.astype(np.float64), points)
+
+
+def _law_rows(n: I64, other: I64, objects_of_n: I64) -> list[tuple[int, int, float]]:
+    """(visits, other, share) rows of a law: the (n, other) pairs of the objects counted, the
+    ``MAX_COVISIT_ROWS`` most common, in (visits, other) order, each with its share of the
+    ``objects_of_n[n]`` objects of n visits."""
+    pairs, counts = np.unique(np.stack([n, other]), axis=1, return_counts=True)
     keep = np.argsort(-counts, kind="stable")[:MAX_COVISIT_ROWS]
-    rows = [
-        NestedRow(visits=int(pairs[0, i]), host_visits=int(pairs[1, i]), share=min(1.0, int(counts[i]) / int(of_n[pairs[0, i]])))
+    return [
+        (int(pairs[0, i]), int(pairs[1, i]), min(1.0, int(counts[i]) / int(objects_of_n[pairs[0, i]])))
         for i in sorted(keep.tolist(), key=lambda i: (int(pairs[0, i]), int(pairs[1, i])))
     ]
-    # each nested visit's delay from the host's visit begun last before it
-    mine = visits.start[runs(visits.first[objects], n)]
-    host_rows = runs(visits.first[hosts], m)
-    host_key = np.repeat(np.arange(hosts.size, dtype=np.int64), m) * (int(visits.start.max()) + 1) + visits.start[host_rows]
-    which = np.searchsorted(host_key, np.repeat(np.arange(hosts.size, dtype=np.int64), n) * (int(visits.start.max()) + 1) + mine, side="right") - 1
-    delays = mine - visits.start[host_rows[which]]
-    return rows, Distribution.from_samples(delays.astype(np.float64), points)

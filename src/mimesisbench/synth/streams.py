@@ -131,8 +131,8 @@ class Sampler:
         return self._at(rng.random(size))
 
     def at(self, u: NDArray[np.float64]) -> I64:
-        """The draws at uniforms ``u`` in [0, 1) (for stratified draws); ``u`` is not changed."""
-        return self._at(u.copy())
+        """The draws at uniforms ``u`` in [0, 1) (for stratified draws; overwrites ``u``)."""
+        return self._at(u)
 
     def draw_at_least(self, rng: np.random.Generator, lower_us: I64) -> I64:
         """One draw per entry of ``lower_us``, conditioned on being at least that (us): the

@@ -30,6 +30,8 @@ from mimesisbench.model.objects import ObjectView, build_view
 from mimesisbench.profile import Distribution, FileType, NamespaceShape, OpMix, ProfileSource, WorkloadProfile
 from mimesisbench.profile.distribution import DEFAULT_POINTS
 from mimesisbench.profile.schema import (
+    GAP_CODE_CHARS,
+    GAP_CODE_LEVELS,
     MAX_COMMANDS,
     MAX_KEPT_STREAM_ACCESSES,
     MAX_SEQUENCE_LENGTH,
@@ -59,6 +61,8 @@ _SEQUENCE_RADIX = MAX_COMMANDS + 1
 #: objects, at most this many per type
 MIN_SEQUENCE_OBJECTS = 2
 MAX_SEQUENCES = 64
+#: kept streams' gaps coded at a time (``_stream_gap_codes``: bounds its float temporaries)
+CODE_CHUNK = 1 << 13
 #: a chain's command i as one byte of a kept stream (``_kept_streams``)
 _STREAM_CHARS = np.frombuffer(STREAM_ALPHABET.encode("ascii"), dtype=np.uint8)
 #: the trace's most frequent access commands (per kind) whose shares are clustering features
@@ -366,12 +370,15 @@ def _bincount(values: NDArray[np.integer], minlength: int) -> NDArray[np.int64]:
 
 def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArray[np.integer],
                    names: tuple[str, ...], points: int, gaps: NDArray[np.integer] | None = None,
-                   rng: np.random.Generator | None = None) -> CommandChain | None:
+                   rng: np.random.Generator | None = None,
+                   pooled: Distribution | None = None) -> CommandChain | None:
     """The first-order Markov chain of a type's accesses (grouped by object, time order within
     one), with a gap law per transition seen ``MIN_TRANSITION_GAPS`` times or more, its kept
     sequences and kept streams. ``gaps``: the accesses' gaps within an object
     (``_Accesses.gaps``), when the caller has them already; ``rng`` draws the sample of kept
-    streams when they are too many to keep all (seed 0 without it)."""
+    streams when they are too many to keep all and the kept streams' gap codes (seed 0 without
+    it); ``pooled``: F_j, the law of the gaps of transitions without one of their own when no
+    transition has one (without it the kept streams' gaps get no codes then)."""
     if cmd.size == 0:
         return None
     counts = _bincount(cmd, len(names))
@@ -400,7 +407,14 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     length = np.diff(bounds)
     uncovered = ~covered[bounds[:-1]]  # per stream
     del covered
-    streams = _kept_streams(bounds, lc, uncovered, rng if rng is not None else np.random.default_rng(0))
+    rng = rng if rng is not None else np.random.default_rng(0)
+    # kept: every stream with a gap (the covered ones too, so that the objects that take a kept
+    # stream's gaps are a sample of all: ``_stream_gap_codes``) and the uncovered single accesses
+    streams, kept_at = _kept_streams(bounds, lc, uncovered | (length > 1), rng)
+    # the kept streams' gaps: the access each ends at, and its transition
+    gap_at = _gap_ends(streams, kept_at)
+    del kept_at
+    gap_key = lc[gap_at - 1] * narrow(m) + lc[gap_at]
     walked = uncovered if uncovered.any() else np.ones(length.size, dtype=bool)
     del uncovered
     long = length > MAX_SEQUENCE_LENGTH
@@ -431,6 +445,7 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     laws: dict[str, Distribution] = {}
     other: Distribution | None = None
     frequent = np.flatnonzero(pairs.ravel() >= MIN_TRANSITION_GAPS)
+    law_list: list[Distribution] = []
     if frequent.size:
         # the rare transitions share one law of their own gaps: drawn from F_j they would take
         # the frequent ones' too (seen: a reader type's getfileinfo>open gaps, 97 % under 2 ms,
@@ -442,7 +457,16 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
         bounds = np.searchsorted(key[order], np.stack([frequent, frequent + 1]))
         for t, lo, hi in zip(frequent.tolist(), bounds[0].tolist(), bounds[1].tolist()):
             a, b = names[ranked[t // m]], names[ranked[t % m]]
-            laws[f"{a}>{b}"] = Distribution.from_samples(gaps[order[lo:hi]], points)
+            law_list.append(Distribution.from_samples(gaps[order[lo:hi]], points))
+            laws[f"{a}>{b}"] = law_list[-1]
+    stream_gaps: list[str] = []
+    rest = other if other is not None else pooled  # what a transition without a law of its own draws
+    if streams and rest is not None:
+        # which law each kept gap draws from, as the generator picks it: its transition's own
+        # (its index in ``frequent``), else ``rest``
+        law_of = np.full(m * m, frequent.size, dtype=np.int16)
+        law_of[frequent] = np.arange(frequent.size)
+        stream_gaps = _stream_gap_codes(streams, gap_at, time, law_of[gap_key], [*law_list, rest], rng)
     return CommandChain(
         commands=[names[i] for i in ranked],
         share=share.tolist(),
@@ -454,14 +478,16 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
         last=None if last is None else last.tolist(),
         short_walk=short_walk,
         streams=streams,
+        stream_gaps=stream_gaps,
     )
 
 
 def _kept_streams(
     bounds: NDArray[np.intp], lc: NDArray[np.integer], walked: NDArray[np.bool_], rng: np.random.Generator
-) -> list[str]:
-    """The command sequences of the ``walked`` streams (those no kept sequence covers; ``bounds``
-    where each stream of ``lc`` starts, and the end), one ``STREAM_ALPHABET`` character per access:
+) -> tuple[list[str], NDArray[np.intp]]:
+    """The command sequences of the ``walked`` streams (``bounds`` where each stream of ``lc``
+    starts, and the end), one ``STREAM_ALPHABET`` character per access (with the index into
+    ``lc`` of each of their accesses, stream after stream):
     all of them when they hold at most ``MAX_KEPT_STREAM_ACCESSES`` accesses, else a uniform
     random sample of the streams that fills that many (a stream longer than a quarter of it is
     left to the chain, so that one poller's stream does not crowd out a type's others).
@@ -470,18 +496,72 @@ def _kept_streams(
     to say. On the real 600 s mixed trace the files' setOwner, append and setReplication come once
     per file whatever its reads; the chain gives a long stream rare commands in proportion to its
     length, so 15-30 % of the files with one got two or more where the trace had 12-25 %, and the
-    per-command popularity KS reached 0.03-0.05 (0.01 with every stream kept)."""
+    per-command popularity KS reached 0.03-0.05 (0.01 with every stream kept). The streams a kept
+    sequence covers were left out until the streams kept their gaps too (``_stream_gap_codes``)."""
     lengths = np.diff(bounds)
     which = np.flatnonzero(walked & (lengths <= MAX_KEPT_STREAM_ACCESSES // 4))
     if which.size == 0:
-        return []
+        return [], np.empty(0, dtype=np.intp)
     which = which[rng.permutation(which.size)]
     which = np.sort(which[np.cumsum(lengths[which]) <= MAX_KEPT_STREAM_ACCESSES])
     length = lengths[which]
     ends = np.cumsum(length)
     at = np.repeat(bounds[which] - (ends - length), length) + np.arange(int(ends[-1]) if ends.size else 0)
     text = _STREAM_CHARS[lc[at]].tobytes().decode("ascii")
-    return [text[a:b] for a, b in zip((ends - length).tolist(), ends.tolist())]
+    return [text[a:b] for a, b in zip((ends - length).tolist(), ends.tolist())], at
+
+
+def _gap_ends(streams: list[str], at: NDArray[np.intp]) -> NDArray[np.signedinteger]:
+    """The accesses (of ``at``: the index of each access of the kept ``streams``, stream after
+    stream) that end a gap: all but each stream's first, as int32 where the indices allow."""
+    lengths = np.fromiter((len(x) for x in streams), dtype=np.int64, count=len(streams))
+    not_first = np.ones(at.size, dtype=bool)
+    not_first[np.cumsum(lengths) - lengths] = False
+    ends = at[not_first]
+    return ends.astype(np.int32) if ends.size and int(ends[-1]) < 2**31 else ends
+
+
+def _stream_gap_codes(
+    streams: list[str],
+    gap_at: NDArray[np.signedinteger],
+    time: NDArray[np.integer],
+    which: NDArray[np.int16],
+    laws: list[Distribution],
+    rng: np.random.Generator,
+) -> list[str]:
+    """``CommandChain.stream_gaps`` of the kept ``streams`` (``gap_at``: the access that ends
+    each of their gaps, stream after stream, an index into ``time``): each gap's quantile in the
+    law it draws from (``which``: its index into ``laws``), as a ``GAP_CODE_LEVELS`` cell. A gap of g ms stands for the times in [g - 0.5, g + 0.5]
+    that round to it, so its quantile is drawn uniformly between the law's CDF there: a gap at a
+    point mass (a poller's 10,000 ms) falls anywhere in the mass, not always at its top.
+
+    Why: a chain draws each gap of a stream apart from the others, so a cycle of commands lasts
+    the sum of independent draws. On the real 600 s jobs trace a job loop deletes its output
+    directories every 4.8-6.0 s through a cycle of lookups, listings and mkdirs whose own gaps
+    vary; drawn apart, the delete-to-delete gaps spread over 2.1-11.3 s (per-command
+    interarrival KS 0.39). The codes hold only quantiles: no time, path or name of the trace."""
+    digits = np.empty((gap_at.size, GAP_CODE_CHARS), dtype=np.uint8)
+    radix = len(STREAM_ALPHABET)
+    # a chunk at a time: the CDF's float temporaries are per chunk, not per kept access
+    for lo_at in range(0, gap_at.size, CODE_CHUNK):
+        part = slice(lo_at, lo_at + CODE_CHUNK)
+        chunk_at, chunk_law = gap_at[part], which[part]
+        code = np.empty(chunk_at.size, dtype=np.int64)
+        for i, law in enumerate(laws):
+            sel = np.flatnonzero(chunk_law == i)
+            if sel.size == 0:
+                continue
+            gap = (time[chunk_at[sel]] - time[chunk_at[sel] - 1]).astype(np.float64)
+            low, high = law.cdf(gap - 0.5), law.cdf(gap + 0.5)
+            code[sel] = ((low + (high - low) * rng.random(sel.size)) * GAP_CODE_LEVELS).astype(np.int64)
+        np.minimum(code, GAP_CODE_LEVELS - 1, out=code)
+        for d in range(GAP_CODE_CHARS - 1, -1, -1):
+            digits[part, d] = _STREAM_CHARS[code % radix]
+            code //= radix
+    text = digits.tobytes().decode("ascii")
+    lengths = np.fromiter((len(x) for x in streams), dtype=np.int64, count=len(streams))
+    ends = np.cumsum((lengths - 1) * GAP_CODE_CHARS)
+    return [text[a:b] for a, b in zip((ends - (lengths - 1) * GAP_CODE_CHARS).tolist(), ends.tolist())]
 
 
 def _walk_law(
@@ -585,6 +665,7 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
     weight = n_created / n_total if n_total else 0.0
     objects = idx.size
     gaps = acc.gaps()
+    pooled = _dist(gaps, points) if gaps.size else (Distribution.point(0.0) if n_accessed else None)
     observed: dict[str, Distribution] = {}
     if n_accessed:
         observed["popularity"] = Distribution.from_samples(type_accesses[accessed], points, discrete=True)
@@ -597,14 +678,15 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
         create_interarrival=_dist(create_gaps, points) if weight > 0 else None,
         activation_delay=_dist(activation, points),
         active_span=_dist(span, points),
-        access_interarrival=_dist(gaps, points) if gaps.size else (Distribution.point(0.0) if n_accessed else None),
+        access_interarrival=pooled,
         delete_delay=_dist(delete_age, points),
         delete_delay_origin="creation",
         delete_share=n_deleted / objects if objects else 0.0,
         open_share=opens / accesses if accesses else 1.0,
         accessed_share=n_accessed / objects if objects else 0.0,
         observed=observed,
-        commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points, gaps, np.random.default_rng([seed, type_id])),
+        commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points, gaps, np.random.default_rng([seed, type_id]),
+                                pooled),
         new_dir_share=new_dir,
     )
 

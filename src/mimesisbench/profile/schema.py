@@ -71,6 +71,10 @@ MAX_SEQUENCE_LENGTH = 10
 STREAM_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 #: the accesses a type's kept streams hold at most, all streams together
 MAX_KEPT_STREAM_ACCESSES = 2**17
+#: a kept stream's gap is ``GAP_CODE_CHARS`` STREAM_ALPHABET digits (``CommandChain.stream_gaps``):
+#: its quantile in its transition's law, in one of ``GAP_CODE_LEVELS`` equal cells
+GAP_CODE_CHARS = 2
+GAP_CODE_LEVELS = len(STREAM_ALPHABET) ** GAP_CODE_CHARS
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 Ratio = Annotated[float, Field(ge=0.0, le=MAX_RATIO)]
@@ -135,6 +139,24 @@ def _check_streams(streams: list[str], n: int) -> None:
         raise ValueError(f"streams: hold {total} accesses, more than {MAX_KEPT_STREAM_ACCESSES}")
 
 
+def _check_stream_gaps(stream_gaps: list[str], streams: list[str]) -> None:
+    """Kept streams' gap codes: none, or one string per kept stream of ``GAP_CODE_CHARS``
+    ``STREAM_ALPHABET`` characters per gap (one gap fewer than the stream has accesses); raises
+    ValueError naming the bad entry."""
+    if not stream_gaps:
+        return
+    if len(stream_gaps) != len(streams):
+        raise ValueError(f"stream_gaps: has {len(stream_gaps)} entries for {len(streams)} kept streams")
+    allowed = set(STREAM_ALPHABET)
+    for i, (codes, stream) in enumerate(zip(stream_gaps, streams)):
+        want = GAP_CODE_CHARS * (len(stream) - 1)
+        if len(codes) != want or not set(codes) <= allowed:
+            raise ValueError(
+                f"stream_gaps[{i}]: not {want} characters of {STREAM_ALPHABET!r} "
+                f"({GAP_CODE_CHARS} per gap of streams[{i}])"
+            )
+
+
 class ChainWalk(_Strict):
     """The walk law of a type's short streams (``CommandChain.short_walk``): ``first``, ``next``
     and ``last`` as in ``CommandChain``, fitted on the streams of at most
@@ -169,8 +191,13 @@ class CommandChain(_Strict):
     its ``getfileinfo`` led to, not wherever its length cuts the chain).
     With ``gaps`` it is a semi-Markov (Markov renewal) process: the interarrival after a
     transition ``a>b`` listed there is drawn from its own law; the others draw ``other_gaps``
-    (the gaps of those transitions pooled), or F_j (``access_interarrival``) without it. ``share`` is the observed share of each command among the type's
-    accesses (descriptive: ``profile show``, ``validate --profile``).
+    (the gaps of those transitions pooled), or F_j (``access_interarrival``) without it. An
+    object that takes a kept stream draws each gap in the cell of its law that ``stream_gaps``
+    gives: the trace's stream's own gap there, so that how its gaps go together (a job loop that
+    deletes its output directory every 5-6 s through a varying cycle of commands) is the trace's,
+    where independent draws of each gap spread the cycle's length. ``share`` is the observed
+    share of each command among the type's accesses (descriptive: ``profile show``,
+    ``validate --profile``).
     """
 
     commands: list[str] = Field(min_length=1, max_length=MAX_COMMANDS, description="audit cmd names (states)")
@@ -205,6 +232,13 @@ class CommandChain(_Strict):
         description="kept streams: the command sequences of (a seeded sample of) the type's streams that no "
         "kept sequence covers, one character per access (command i is STREAM_ALPHABET[i]); an object "
         "that takes no kept sequence takes one of these of its length; [] : it walks the chain",
+    )
+    stream_gaps: list[str] = Field(
+        default_factory=list,
+        description="per kept stream, the quantile of each of its gaps in the law its transition draws "
+        "from (gaps, other_gaps or F_j), in GAP_CODE_LEVELS cells, GAP_CODE_CHARS STREAM_ALPHABET digits per "
+        "gap (most significant first); an object that takes the stream draws its gaps in those cells; "
+        "[] : kept streams' gaps are drawn like the others'",
     )
 
     @model_validator(mode="after")
@@ -242,6 +276,7 @@ class CommandChain(_Strict):
             if total > 1.0 + 1e-6:
                 raise ValueError(f"sequences: the shares of the sequences of {n} commands sum to {total:.9g} > 1")
         _check_streams(self.streams, len(self.commands))
+        _check_stream_gaps(self.stream_gaps, self.streams)
         other = self.other_gaps
         if other is not None and (other.values[0] < 0 or other.values[-1] > MAX_TIME_MS):
             raise ValueError(f"other_gaps.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")

@@ -25,7 +25,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.errors import ScheduleError
-from mimesisbench.profile.schema import MAX_SEQUENCE_LENGTH, STREAM_ALPHABET, FileType
+from mimesisbench.profile.schema import (
+    GAP_CODE_CHARS,
+    GAP_CODE_LEVELS,
+    MAX_SEQUENCE_LENGTH,
+    STREAM_ALPHABET,
+    FileType,
+)
 from mimesisbench.schedule.format import OpCode, opcode_for
 from mimesisbench.synth.bridge import BRIDGE_STEPS, bridge_rows, end_weights
 
@@ -103,7 +109,7 @@ class ChainLaw:
             n: (np.array([s for s, _ in rows], dtype=np.int16), np.cumsum([p for _, p in rows]))
             for n, rows in sorted(by_length.items())
         }
-        self._kept = _KeptStreams(chain.streams)
+        self._kept = _KeptStreams(chain.streams, chain.stream_gaps)
         self.gap_keys: list[tuple[int, int]] = []
         self.gap_laws = []
         for key, dist in sorted(chain.gaps.items()):
@@ -111,11 +117,15 @@ class ChainLaw:
             self.gap_keys.append((index[a], index[b]))
             self.gap_laws.append(dist)
 
-    def states(self, counts: I64, rng: np.random.Generator) -> NDArray[np.int16]:
+    def states(self, counts: I64, rng: np.random.Generator, cells: NDArray[np.int32] | None = None) -> NDArray[np.int16]:
         """Chain states of ``counts[i]`` accesses per object, object-major: an object with n
         accesses takes one of the type's kept sequences of n commands (``CommandChain.sequences``)
         with its share, else one of its kept streams of that length (``CommandChain.streams``), else
-        walks the chain (a bridge to the type's ``last`` law when it has one: ``synth.bridge``)."""
+        walks the chain (a bridge to the type's ``last`` law when it has one: ``synth.bridge``).
+        When the kept streams have gap codes (``CommandChain.stream_gaps``: they are then a sample
+        of all the type's streams) a kept stream of exactly n accesses comes before the sequences.
+        ``cells`` (one per access, all -1) gets the gap cells of the kept streams taken
+        (``gap_uniforms``)."""
         counts = np.asarray(counts, dtype=np.int64)
         total = int(counts.sum())
         out = np.empty(total, dtype=np.int16)
@@ -123,16 +133,20 @@ class ChainLaw:
             return out
         start = np.cumsum(counts) - counts
         walked = counts > 0
+        if self._kept.coded:
+            # kept streams with their gaps are a sample of all the type's streams: one of n
+            # accesses stands for an object of n accesses, whatever sequence it has
+            self._kept.take(out, counts, start, walked, rng, cells, exact=True)
         # an object with n accesses takes a kept sequence of n commands with its share
         for n, (table, cdf) in self._sequences.items():
-            objs = np.flatnonzero(counts == n)
+            objs = np.flatnonzero((counts == n) & walked)
             if objs.size == 0:
                 continue
             pick = np.searchsorted(cdf, rng.random(objs.size), side="right")
             use = pick < table.shape[0]
             out[start[objs[use], None] + np.arange(n)] = table[pick[use]]
             walked[objs[use]] = False
-        self._kept.take(out, counts, start, walked, rng)
+        self._kept.take(out, counts, start, walked, rng, cells)
         if self._short is not None:
             for walker, part in ((self._short, walked & (counts <= MAX_SEQUENCE_LENGTH)),
                                  (self._walker, walked & (counts > MAX_SEQUENCE_LENGTH))):
@@ -220,6 +234,15 @@ class ChainLaw:
         return which, at
 
 
+def gap_uniforms(cells: NDArray[np.int32], fresh: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.float64]:
+    """The uniforms a stream's gaps draw their laws at: uniform within its cell (of
+    ``GAP_CODE_LEVELS``) where a gap has one (a kept stream's: ``CommandChain.stream_gaps``),
+    ``fresh`` (updated in place) where it has none (-1)."""
+    coded = np.flatnonzero(cells >= 0)
+    fresh[coded] = (cells[coded] + rng.random(coded.size)) / GAP_CODE_LEVELS
+    return fresh
+
+
 def volatile(ft: FileType) -> bool:
     """A directory type whose objects are renamed or deleted (its pre-existing objects are extra
     empty directories, never the tree's)."""
@@ -229,27 +252,42 @@ def volatile(ft: FileType) -> bool:
 
 
 class _KeptStreams:
-    """A type's kept streams (``CommandChain.streams``) by length, ready to hand out."""
+    """A type's kept streams (``CommandChain.streams``) by length, ready to hand out, with their
+    gaps' cells (``CommandChain.stream_gaps``; -1 where a stream has no gap or no code)."""
 
-    def __init__(self, streams: list[str]) -> None:
+    def __init__(self, streams: list[str], stream_gaps: list[str]) -> None:
         decode = np.zeros(256, dtype=np.int16)
         decode[np.frombuffer(STREAM_ALPHABET.encode("ascii"), dtype=np.uint8)] = np.arange(len(STREAM_ALPHABET))
-        by_length: dict[int, list[bytes]] = {}
-        for stream in streams:
-            by_length.setdefault(len(stream), []).append(stream.encode("ascii"))
+        by_length: dict[int, list[int]] = {}
+        for i, stream in enumerate(streams):
+            by_length.setdefault(len(stream), []).append(i)
         self.lengths = np.array(sorted(by_length), dtype=np.int64)
-        self.tables = {
-            n: decode[np.frombuffer(b"".join(rows), dtype=np.uint8)].reshape(len(rows), n)
-            for n, rows in by_length.items()
-        }
+        self.tables: dict[int, NDArray[np.int16]] = {}
+        self.cells: dict[int, NDArray[np.int32]] = {}
+        radix = len(STREAM_ALPHABET)
+        for n, rows in by_length.items():
+            text = b"".join(streams[i].encode("ascii") for i in rows)
+            self.tables[n] = decode[np.frombuffer(text, dtype=np.uint8)].reshape(len(rows), n)
+            cells = np.full((len(rows), n), -1, dtype=np.int32)
+            if stream_gaps and n > 1:
+                codes = b"".join(stream_gaps[i].encode("ascii") for i in rows)
+                digits = decode[np.frombuffer(codes, dtype=np.uint8)].astype(np.int32)
+                digits = digits.reshape(len(rows), n - 1, GAP_CODE_CHARS)
+                cells[:, 1:] = 0
+                for d in range(GAP_CODE_CHARS):
+                    cells[:, 1:] = cells[:, 1:] * radix + digits[:, :, d]
+            self.cells[n] = cells
+        self.coded = bool(stream_gaps)
 
     def take(self, out: NDArray[np.int16], counts: I64, start: I64, chosen: NDArray[np.bool_],
-             rng: np.random.Generator) -> None:
+             rng: np.random.Generator, cells: NDArray[np.int32] | None = None, exact: bool = False) -> None:
         """Each ``chosen`` object with n accesses takes a kept stream of n accesses drawn at random
         (each stream as often as the others, give or take one: ``_balanced``), or, with none of
         that length, one of the shortest longer ones (at most a quarter longer, two accesses for
         the shortest) cut to its first and last accesses (its head and its end, as the trace's
-        streams begin and end); it is then no longer ``chosen``. The others are left to the chain."""
+        streams begin and end); it is then no longer ``chosen``. The others are left to the chain.
+        ``cells`` (per access, like ``out``) gets the stream's gap cells; the gap where a cut
+        stream's head meets its end has none (-1). ``exact``: only streams of exactly n accesses."""
         if self.lengths.size == 0:
             return
         objs = np.flatnonzero(chosen)
@@ -258,16 +296,22 @@ class _KeptStreams:
         want = counts[objs]
         for n in np.unique(want).tolist():
             at = int(np.searchsorted(self.lengths, n))
-            if at == self.lengths.size or int(self.lengths[at]) > n + max(2, n // 4):
+            if at == self.lengths.size or int(self.lengths[at]) > (n if exact else n + max(2, n // 4)):
                 continue
             m = int(self.lengths[at])
             table = self.tables[m]
             these = objs[want == n]
-            rows = table[_balanced(rng, table.shape[0], these.size)]
+            pick = _balanced(rng, table.shape[0], these.size)
+            rows, row_cells = table[pick], self.cells[m][pick]
             if m != n:
                 head = (n + 1) // 2
                 rows = np.concatenate([rows[:, :head], rows[:, m - (n - head):]], axis=1)
-            out[start[these, None] + np.arange(n)] = rows
+                row_cells = np.concatenate([row_cells[:, :head], row_cells[:, m - (n - head):]], axis=1)
+                row_cells[:, head] = -1
+            where = start[these, None] + np.arange(n)
+            out[where] = rows
+            if cells is not None:
+                cells[where] = row_cells
             chosen[these] = False
 
 

@@ -59,7 +59,7 @@ from mimesisbench.profile.schema import FileType
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.assign import fitting_assignment
 from mimesisbench.synth.balance import balanced_pre_law
-from mimesisbench.synth.chains import ChainLaw, stratified, stratified_within
+from mimesisbench.synth.chains import ChainLaw, gap_uniforms, stratified, stratified_within
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
 
 I64 = NDArray[np.int64]
@@ -621,12 +621,14 @@ def _chain_counted_streams(
     object's accesses, whether its last kept access deleted it)."""
     n = first.size
     counts = np.maximum(np.rint(popularity.quantile(stratified(rng, n))), 1).astype(np.int64)
-    states = chain.states(counts, rng)
+    cells = np.full(int(counts.sum()), -1, dtype=np.int32)
+    states = chain.states(counts, rng, cells)
     ops = chain.labels(states, counts)
     which, at = chain.transition_law(states, counts)
     start = np.cumsum(counts) - counts
     step = np.zeros(states.size, dtype=np.int64)
-    step[at] = _transition_gaps(laws, which, np.repeat(np.arange(n, dtype=np.int64), counts)[at], rng)
+    owner = np.repeat(np.arange(n, dtype=np.int64), counts)[at]
+    step[at] = _transition_gaps(laws, which, owner, rng, cells[at])
     offsets = _stream_offsets(step, counts, start)
     length = offsets[start + counts - 1]
     if _whole_window(laws.ft, window_us):
@@ -686,18 +688,20 @@ def _whole_window(ft: FileType, window_us: int) -> bool:
     return low >= (1.0 - WHOLE_WINDOW) * high and high >= (1.0 - WHOLE_WINDOW) * window_us
 
 
-def _transition_gaps(laws: Laws, which: NDArray[np.int64], owner: I64, rng: np.random.Generator) -> I64:
+def _transition_gaps(
+    laws: Laws, which: NDArray[np.int64], owner: I64, rng: np.random.Generator, cells: NDArray[np.int32] | None = None
+) -> I64:
     """One gap per entry of ``which`` (a transition's index into ``laws.gap_samplers``, -1: a
     transition without its own law: ``other_gaps``, else F_j), ``owner`` the object of each.
-    Each object's gaps of one law are stratified draws (``stratified_within``): on the real
-    120 s poller trace a daemon's 60 polls drawn i.i.d. put its per-object interarrival KS at
-    0.05-0.11, and the directories it lists with it (co-visits) share those gaps."""
+    A gap with a cell (``cells``: a kept stream's, ``chains.gap_uniforms``) is drawn in it. The
+    others of an object's gaps of one law are stratified draws (``stratified_within``): on the
+    real 120 s poller trace a daemon's 60 polls drawn i.i.d. put its per-object interarrival KS
+    at 0.05-0.11, and the directories it lists with it (co-visits) share those gaps."""
     gaps = np.empty(which.size, dtype=np.int64)
-    for i, sampler in enumerate(laws.gap_samplers):
-        sel = np.flatnonzero(which == i)
-        gaps[sel] = sampler.at(stratified_within(rng, owner[sel]))
-    rest = np.flatnonzero(which < 0)
-    gaps[rest] = (laws.other_gaps or laws.access).at(stratified_within(rng, owner[rest]))
+    for i, sampler in enumerate((*laws.gap_samplers, laws.other_gaps or laws.access)):
+        sel = np.flatnonzero(which == (i if i < len(laws.gap_samplers) else -1))
+        u = stratified_within(rng, owner[sel])
+        gaps[sel] = sampler.at(u if cells is None else gap_uniforms(cells[sel], u, rng))
     return gaps
 
 

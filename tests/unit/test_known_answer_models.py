@@ -625,3 +625,38 @@ def test_a_querys_partitions_come_out_in_its_tables_visits(tmp_path: Path, capsy
     # the trace: all; drawn apart about one in ten (a table listing per 0.33 s on average, 0.1 s each)
     assert float(after_table.mean()) > 0.8, float(after_table.mean())
     assert check_schedule(tmp_path / "schedule").ok
+
+
+def job_loop_trace(rng: np.random.Generator) -> list[tuple[float, str, str, str]]:
+    """Six job loops for 20 minutes, each on its own output directory, a cycle every 5 s (+-0.5 %):
+    mkdirs, a lookup 0.1-2.4 s later (uniform), delete at 4.9 s. The cycle's parts vary, its
+    length hardly: the lookup's gaps to the mkdirs before it and to the delete after it go
+    together (they sum to 4.9 s)."""
+    events: list[tuple[float, str, str, str]] = []
+    for job in range(6):
+        out = f"/jobs/j{job}/out"
+        t = 200.0 + 800.0 * job
+        while t < WINDOW_S * 1000 - 6000:
+            events.append((t, "mkdirs", out, "null"))
+            events.append((t + float(rng.uniform(100, 2400)), "getfileinfo", out, "null"))
+            events.append((t + 4900, "delete", out, "null"))
+            t += 5000 * float(rng.uniform(0.995, 1.005))
+    return events
+
+
+def test_a_job_loops_cycle_keeps_its_length(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kept stream keeps its gaps' quantiles (``stream_gaps``): drawn apart, the lookup's two
+    gaps in a cycle would spread the delete-to-delete gaps over 2.7-7.3 s (a fifth of them within
+    0.25 s of 5 s); kept, they sum to the cycle's 4.9 s as the trace's did."""
+    trace = job_loop_trace(np.random.default_rng(3))
+    events = _fit_and_generate(_write(tmp_path / "loops.audit.log", trace), tmp_path, capsys)
+    profile = json.loads((tmp_path / "profile.json").read_text(encoding="utf-8"))
+    chains = [t["commands"] for t in profile["types"] if t.get("commands") and "delete" in t["commands"]["commands"]]
+    assert chains and all(len(c["stream_gaps"]) == 2 * sum(len(s) - 1 for s in c["streams"]) > 0 for c in chains), chains
+    deletes = events.filter(pl.col("op") == int(OpCode.DELETE_DIR)).sort("target", "time_us")
+    gaps = deletes.select(pl.col("time_us").diff().over("target").alias("gap")).drop_nulls()["gap"].to_numpy() / 1e6
+    n_trace = sum(1 for e in trace if e[1] == "delete")
+    assert gaps.size >= 0.8 * (n_trace - 6), (gaps.size, n_trace)
+    near = float(np.mean(np.abs(gaps - 5.0) < 0.25))
+    assert near > 0.8, (near, np.quantile(gaps, [0.1, 0.5, 0.9]))
+    assert check_schedule(tmp_path / "schedule").ok

@@ -90,6 +90,9 @@ CASES += [
     (_chain(streams=["ABAB", "ABC"]), "types[0].commands.streams[1]: not a stream of the chain's commands"),
     (_chain(streams=["AB", ""]), "types[0].commands.streams[1]: not a stream"),
     (_chain(streams=["AB" * 40_000, "AB" * 40_000]), "types[0].commands.streams: hold 160000 accesses, more than 131072"),
+    # kept streams' gap codes: two digits per gap, one string per kept stream
+    (_chain(streams=["ABA", "AB"], stream_gaps="AAAA"), "types[0].commands.stream_gaps: has 4 characters, not 6"),
+    (_chain(streams=["ABA"], stream_gaps="AA*A"), "types[0].commands.stream_gaps: holds '*'"),
 ]
 
 

@@ -31,7 +31,7 @@ from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.schedule import read_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.audit import export_audit, schedule_to_events
-from mimesisbench.synth.chains import ORIGIN_SHIFT, ChainLaw, stratified_within
+from mimesisbench.synth.chains import ORIGIN_SHIFT, ChainLaw, gap_uniforms, stratified_within
 from mimesisbench.synth.check import check_schedule
 from mimesisbench.synth.fidelity import read_trace_events, validate_profile
 from mimesisbench.synth.options import GenerateOptions
@@ -412,6 +412,30 @@ def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None
         gd, dd, absent, mk, gd,
     ]
     assert law.ends_deleted(ops, counts, counts).tolist() == [True, False, True, False]
+
+
+def test_kept_streams_hand_out_their_gap_cells() -> None:
+    """An object that takes a kept stream gets its gaps' cells (``stream_gaps``: two digits per
+    gap, most significant first; -1 before its first access); one cut from a longer stream has
+    no cell where its head meets its end (that gap was never seen). Kept streams with cells come
+    before the kept sequences: they are a sample of all the type's streams."""
+    law = ChainLaw(v2_profile().types[2].model_copy(update={
+        "commands": CommandChain(
+            commands=["getfileinfo", "delete", "listStatus"], share=[0.4, 0.3, 0.3], first=[1.0, 0.0, 0.0],
+            next=[[0.4, 0.3, 0.3], [0.5, 0.2, 0.3], [0.4, 0.3, 0.3]],
+            sequences={"getfileinfo>getfileinfo>getfileinfo>getfileinfo": 1.0},
+            streams=["ABCA"], stream_gaps="ABAC_-",  # cells 1, 2, 4094
+        )
+    }))
+    counts = np.array([4, 3], dtype=np.int64)
+    cells = np.full(7, -1, dtype=np.int32)
+    states = law.states(counts, np.random.default_rng(1), cells)
+    assert states.tolist() == [0, 1, 2, 0, 0, 1, 0]  # the kept stream, not the sequence; then cut
+    assert cells.tolist() == [-1, 1, 2, 4094, -1, 1, -1]
+    fresh = np.full(7, 0.5)
+    u = gap_uniforms(cells, fresh, np.random.default_rng(2))
+    assert ((u[[1, 2, 3, 5]] * 4096).astype(int) == [1, 2, 4094, 1]).all()
+    assert (u[[0, 4, 6]] == 0.5).all()
 
 
 def test_the_command_of_an_implicit_re_creation_is_kept() -> None:

@@ -459,14 +459,14 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
             a, b = names[ranked[t // m]], names[ranked[t % m]]
             law_list.append(Distribution.from_samples(gaps[order[lo:hi]], points))
             laws[f"{a}>{b}"] = law_list[-1]
-    stream_gaps: list[str] = []
+    stream_gaps = ""
     rest = other if other is not None else pooled  # what a transition without a law of its own draws
     if streams and rest is not None:
         # which law each kept gap draws from, as the generator picks it: its transition's own
         # (its index in ``frequent``), else ``rest``
         law_of = np.full(m * m, frequent.size, dtype=np.int16)
         law_of[frequent] = np.arange(frequent.size)
-        stream_gaps = _stream_gap_codes(streams, gap_at, time, law_of[gap_key], [*law_list, rest], rng)
+        stream_gaps = _stream_gap_codes(gap_at, time, law_of[gap_key], [*law_list, rest], rng)
     return CommandChain(
         commands=[names[i] for i in ranked],
         share=share.tolist(),
@@ -522,16 +522,15 @@ def _gap_ends(streams: list[str], at: NDArray[np.intp]) -> NDArray[np.signedinte
 
 
 def _stream_gap_codes(
-    streams: list[str],
     gap_at: NDArray[np.signedinteger],
     time: NDArray[np.integer],
     which: NDArray[np.int16],
     laws: list[Distribution],
     rng: np.random.Generator,
-) -> list[str]:
-    """``CommandChain.stream_gaps`` of the kept ``streams`` (``gap_at``: the access that ends
-    each of their gaps, stream after stream, an index into ``time``): each gap's quantile in the
-    law it draws from (``which``: its index into ``laws``), as a ``GAP_CODE_LEVELS`` cell. A gap of g ms stands for the times in [g - 0.5, g + 0.5]
+) -> str:
+    """``CommandChain.stream_gaps`` of the kept streams (``gap_at``: the access that ends each of
+    their gaps, stream after stream, an index into ``time``): each gap's quantile in the law it
+    draws from (``which``: its index into ``laws``), as a ``GAP_CODE_LEVELS`` cell. A gap of g ms stands for the times in [g - 0.5, g + 0.5]
     that round to it, so its quantile is drawn uniformly between the law's CDF there: a gap at a
     point mass (a poller's 10,000 ms) falls anywhere in the mass, not always at its top.
 
@@ -542,26 +541,21 @@ def _stream_gap_codes(
     interarrival KS 0.39). The codes hold only quantiles: no time, path or name of the trace."""
     digits = np.empty((gap_at.size, GAP_CODE_CHARS), dtype=np.uint8)
     radix = len(STREAM_ALPHABET)
-    # a chunk at a time: the CDF's float temporaries are per chunk, not per kept access
-    for lo_at in range(0, gap_at.size, CODE_CHUNK):
-        part = slice(lo_at, lo_at + CODE_CHUNK)
-        chunk_at, chunk_law = gap_at[part], which[part]
-        code = np.empty(chunk_at.size, dtype=np.int64)
-        for i, law in enumerate(laws):
-            sel = np.flatnonzero(chunk_law == i)
-            if sel.size == 0:
-                continue
-            gap = (time[chunk_at[sel]] - time[chunk_at[sel] - 1]).astype(np.float64)
+    by_law = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[by_law], np.arange(len(laws) + 1))
+    for i, law in enumerate(laws):
+        # a chunk at a time: the CDF's float temporaries are per chunk, not per kept gap
+        for lo_at in range(int(bounds[i]), int(bounds[i + 1]), CODE_CHUNK):
+            rows = by_law[lo_at : min(lo_at + CODE_CHUNK, int(bounds[i + 1]))]
+            ends = gap_at[rows]
+            gap = (time[ends] - time[ends - 1]).astype(np.float64)
             low, high = law.cdf(gap - 0.5), law.cdf(gap + 0.5)
-            code[sel] = ((low + (high - low) * rng.random(sel.size)) * GAP_CODE_LEVELS).astype(np.int64)
-        np.minimum(code, GAP_CODE_LEVELS - 1, out=code)
-        for d in range(GAP_CODE_CHARS - 1, -1, -1):
-            digits[part, d] = _STREAM_CHARS[code % radix]
-            code //= radix
-    text = digits.tobytes().decode("ascii")
-    lengths = np.fromiter((len(x) for x in streams), dtype=np.int64, count=len(streams))
-    ends = np.cumsum((lengths - 1) * GAP_CODE_CHARS)
-    return [text[a:b] for a, b in zip((ends - (lengths - 1) * GAP_CODE_CHARS).tolist(), ends.tolist())]
+            code = np.minimum(((low + (high - low) * rng.random(rows.size)) * GAP_CODE_LEVELS).astype(np.int64),
+                              GAP_CODE_LEVELS - 1)
+            for d in range(GAP_CODE_CHARS - 1, -1, -1):
+                digits[rows, d] = _STREAM_CHARS[code % radix]
+                code //= radix
+    return digits.tobytes().decode("ascii")
 
 
 def _walk_law(

@@ -128,6 +128,9 @@ def _check_streams(streams: list[str], n: int) -> None:
     """Kept streams: non-empty strings of the first ``n`` characters of ``STREAM_ALPHABET``, at most
     ``MAX_KEPT_STREAM_ACCESSES`` characters in all; raises ValueError naming the bad entry."""
     allowed = set(STREAM_ALPHABET[:n])
+    total = sum(len(stream) for stream in streams)
+    if total <= MAX_KEPT_STREAM_ACCESSES and all(streams) and set("".join(streams)) <= allowed:
+        return  # the common case at one pass over the text; else name the bad entry
     total = 0
     for i, stream in enumerate(streams):
         if not stream or not set(stream) <= allowed:
@@ -139,22 +142,20 @@ def _check_streams(streams: list[str], n: int) -> None:
         raise ValueError(f"streams: hold {total} accesses, more than {MAX_KEPT_STREAM_ACCESSES}")
 
 
-def _check_stream_gaps(stream_gaps: list[str], streams: list[str]) -> None:
-    """Kept streams' gap codes: none, or one string per kept stream of ``GAP_CODE_CHARS``
-    ``STREAM_ALPHABET`` characters per gap (one gap fewer than the stream has accesses); raises
-    ValueError naming the bad entry."""
+def _check_stream_gaps(stream_gaps: str, streams: list[str]) -> None:
+    """Kept streams' gap codes: none, or ``GAP_CODE_CHARS`` ``STREAM_ALPHABET`` characters per gap
+    of the kept streams (one gap fewer than a stream has accesses), stream after stream; raises
+    ValueError naming the bad key."""
     if not stream_gaps:
         return
-    if len(stream_gaps) != len(streams):
-        raise ValueError(f"stream_gaps: has {len(stream_gaps)} entries for {len(streams)} kept streams")
-    allowed = set(STREAM_ALPHABET)
-    for i, (codes, stream) in enumerate(zip(stream_gaps, streams)):
-        want = GAP_CODE_CHARS * (len(stream) - 1)
-        if len(codes) != want or not set(codes) <= allowed:
-            raise ValueError(
-                f"stream_gaps[{i}]: not {want} characters of {STREAM_ALPHABET!r} "
-                f"({GAP_CODE_CHARS} per gap of streams[{i}])"
-            )
+    want = GAP_CODE_CHARS * (sum(len(stream) for stream in streams) - len(streams))
+    if len(stream_gaps) != want:
+        raise ValueError(
+            f"stream_gaps: has {len(stream_gaps)} characters, not {want} ({GAP_CODE_CHARS} per gap of the kept streams)"
+        )
+    bad = set(stream_gaps) - set(STREAM_ALPHABET)
+    if bad:
+        raise ValueError(f"stream_gaps: holds {sorted(bad)[0]!r}, not one of {STREAM_ALPHABET!r}")
 
 
 class ChainWalk(_Strict):
@@ -233,12 +234,13 @@ class CommandChain(_Strict):
         "kept sequence covers, one character per access (command i is STREAM_ALPHABET[i]); an object "
         "that takes no kept sequence takes one of these of its length; [] : it walks the chain",
     )
-    stream_gaps: list[str] = Field(
-        default_factory=list,
-        description="per kept stream, the quantile of each of its gaps in the law its transition draws "
-        "from (gaps, other_gaps or F_j), in GAP_CODE_LEVELS cells, GAP_CODE_CHARS STREAM_ALPHABET digits per "
-        "gap (most significant first); an object that takes the stream draws its gaps in those cells; "
-        "[] : kept streams' gaps are drawn like the others'",
+    stream_gaps: str = Field(
+        default="",
+        description="the kept streams' gaps, stream after stream: each gap's quantile in the law its "
+        "transition draws from (gaps, other_gaps or F_j), in GAP_CODE_LEVELS cells, GAP_CODE_CHARS "
+        "STREAM_ALPHABET digits per gap (most significant first); an object that takes a kept stream draws "
+        "its gaps in those cells, and the kept streams are then a sample of all the type's streams; "
+        "'' : kept streams' gaps are drawn like the others'",
     )
 
     @model_validator(mode="after")

@@ -255,29 +255,33 @@ class _KeptStreams:
     """A type's kept streams (``CommandChain.streams``) by length, ready to hand out, with their
     gaps' cells (``CommandChain.stream_gaps``; -1 where a stream has no gap or no code)."""
 
-    def __init__(self, streams: list[str], stream_gaps: list[str]) -> None:
+    def __init__(self, streams: list[str], stream_gaps: str) -> None:
         decode = np.zeros(256, dtype=np.int16)
         decode[np.frombuffer(STREAM_ALPHABET.encode("ascii"), dtype=np.uint8)] = np.arange(len(STREAM_ALPHABET))
         by_length: dict[int, list[int]] = {}
         for i, stream in enumerate(streams):
             by_length.setdefault(len(stream), []).append(i)
         self.lengths = np.array(sorted(by_length), dtype=np.int64)
+        self.coded = bool(stream_gaps)
+        # every gap's cell, stream after stream, and where each stream's gaps begin
+        gap_cells = np.zeros(0, dtype=np.int32)
+        if self.coded:
+            digits = decode[np.frombuffer(stream_gaps.encode("ascii"), dtype=np.uint8)].astype(np.int32)
+            digits = digits.reshape(-1, GAP_CODE_CHARS)
+            gap_cells = np.zeros(digits.shape[0], dtype=np.int32)
+            for d in range(GAP_CODE_CHARS):
+                gap_cells = gap_cells * len(STREAM_ALPHABET) + digits[:, d]
+        n_gaps = np.fromiter((len(stream) - 1 for stream in streams), dtype=np.int64, count=len(streams))
+        gap_start = np.cumsum(n_gaps) - n_gaps
         self.tables: dict[int, NDArray[np.int16]] = {}
         self.cells: dict[int, NDArray[np.int32]] = {}
-        radix = len(STREAM_ALPHABET)
         for n, rows in by_length.items():
             text = b"".join(streams[i].encode("ascii") for i in rows)
             self.tables[n] = decode[np.frombuffer(text, dtype=np.uint8)].reshape(len(rows), n)
             cells = np.full((len(rows), n), -1, dtype=np.int32)
-            if stream_gaps and n > 1:
-                codes = b"".join(stream_gaps[i].encode("ascii") for i in rows)
-                digits = decode[np.frombuffer(codes, dtype=np.uint8)].astype(np.int32)
-                digits = digits.reshape(len(rows), n - 1, GAP_CODE_CHARS)
-                cells[:, 1:] = 0
-                for d in range(GAP_CODE_CHARS):
-                    cells[:, 1:] = cells[:, 1:] * radix + digits[:, :, d]
+            if self.coded and n > 1:
+                cells[:, 1:] = gap_cells[gap_start[rows][:, None] + np.arange(n - 1)]
             self.cells[n] = cells
-        self.coded = bool(stream_gaps)
 
     def take(self, out: NDArray[np.int16], counts: I64, start: I64, chosen: NDArray[np.bool_],
              rng: np.random.Generator, cells: NDArray[np.int32] | None = None, exact: bool = False) -> None:

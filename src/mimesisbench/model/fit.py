@@ -508,7 +508,10 @@ def _kept_streams(
     ends = np.cumsum(length)
     at = np.repeat(bounds[which] - (ends - length), length) + np.arange(int(ends[-1]) if ends.size else 0)
     text = _STREAM_CHARS[lc[at]].tobytes().decode("ascii")
-    return [text[a:b] for a, b in zip((ends - length).tolist(), ends.tolist())], at
+    # equal streams share one string: a type's many short streams repeat a few sequences, and a
+    # string each cost about 55 bytes per stream kept
+    same: dict[str, str] = {}
+    return [same.setdefault(text[a:b], text[a:b]) for a, b in zip((ends - length).tolist(), ends.tolist())], at
 
 
 def _gap_ends(streams: list[str], at: NDArray[np.intp]) -> NDArray[np.signedinteger]:

@@ -483,9 +483,9 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
 
 
 def _kept_streams(
-    bounds: NDArray[np.intp], lc: NDArray[np.integer], walked: NDArray[np.bool_], rng: np.random.Generator
+    bounds: NDArray[np.intp], lc: NDArray[np.integer], chosen: NDArray[np.bool_], rng: np.random.Generator
 ) -> tuple[list[str], NDArray[np.intp]]:
-    """The command sequences of the ``walked`` streams (``bounds`` where each stream of ``lc``
+    """The command sequences of the ``chosen`` streams (``bounds`` where each stream of ``lc``
     starts, and the end), one ``STREAM_ALPHABET`` character per access (with the index into
     ``lc`` of each of their accesses, stream after stream):
     all of them when they hold at most ``MAX_KEPT_STREAM_ACCESSES`` accesses, else a uniform
@@ -499,7 +499,7 @@ def _kept_streams(
     per-command popularity KS reached 0.03-0.05 (0.01 with every stream kept). The streams a kept
     sequence covers were left out until the streams kept their gaps too (``_stream_gap_codes``)."""
     lengths = np.diff(bounds)
-    which = np.flatnonzero(walked & (lengths <= MAX_KEPT_STREAM_ACCESSES // 4))
+    which = np.flatnonzero(chosen & (lengths <= MAX_KEPT_STREAM_ACCESSES // 4))
     if which.size == 0:
         return [], np.empty(0, dtype=np.intp)
     which = which[rng.permutation(which.size)]
@@ -533,9 +533,10 @@ def _stream_gap_codes(
 ) -> str:
     """``CommandChain.stream_gaps`` of the kept streams (``gap_at``: the access that ends each of
     their gaps, stream after stream, an index into ``time``): each gap's quantile in the law it
-    draws from (``which``: its index into ``laws``), as a ``GAP_CODE_LEVELS`` cell. A gap of g ms stands for the times in [g - 0.5, g + 0.5]
-    that round to it, so its quantile is drawn uniformly between the law's CDF there: a gap at a
-    point mass (a poller's 10,000 ms) falls anywhere in the mass, not always at its top.
+    draws from (``which``: its index into ``laws``), as a ``GAP_CODE_LEVELS`` cell. A gap of g ms
+    stands for the times in [g - 0.5, g + 0.5] that round to it, so its quantile is drawn
+    uniformly between the law's CDF there: a gap at a point mass (a poller's 10,000 ms) falls
+    anywhere in the mass, not always at its top.
 
     Why: a chain draws each gap of a stream apart from the others, so a cycle of commands lasts
     the sum of independent draws. On the real 600 s jobs trace a job loop deletes its output

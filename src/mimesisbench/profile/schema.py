@@ -231,8 +231,9 @@ class CommandChain(_Strict):
     streams: list[str] = Field(
         default_factory=list,
         description="kept streams: the command sequences of (a seeded sample of) the type's streams that no "
-        "kept sequence covers, one character per access (command i is STREAM_ALPHABET[i]); an object "
-        "that takes no kept sequence takes one of these of its length; [] : it walks the chain",
+        "kept sequence covers (with stream_gaps: of all its streams of two or more accesses), one character "
+        "per access (command i is STREAM_ALPHABET[i]); an object that takes no kept sequence takes one of "
+        "these of its length (with stream_gaps: before the sequences); [] : it walks the chain",
     )
     stream_gaps: str = Field(
         default="",

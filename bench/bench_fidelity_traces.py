@@ -166,7 +166,9 @@ def figures_of(report: dict[str, Any]) -> tuple[dict[str, float | None], dict[st
             counts = entry.get(count_key)
             if value is not None:
                 scored.append((value, command))
-            elif not isinstance(counts, dict) or counts.get("trace"):
+            elif not isinstance(counts, dict) or counts.get("trace", 0) >= 2:
+                # the trace had enough to compare (a KS needs two samples a side) and the
+                # schedule did not: the model lost it. One gap in the trace is no figure at all
                 unscored.append(command)
         top = max(scored, default=None)
         figures[figure] = None if top is None or unscored else top[0]

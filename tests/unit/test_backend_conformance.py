@@ -45,7 +45,24 @@ def _posix() -> tuple[Backend, Callable[[], None]]:
     return backend, lambda: shutil.rmtree(root, ignore_errors=True)
 
 
-FACTORIES: dict[str, Factory] = {"memory": _memory, "null": _null, "posix": _posix}
+def _wrapped_posix() -> tuple[Backend, Callable[[], None]]:
+    """posix behind all three wrappers (``backends.wrappers``), none of which may change what it does."""
+    root = Path(tempfile.mkdtemp(prefix="mimesis-conf-"))
+    backend = open_backend(f"delay:20us+rate:200000+fail:0+posix:{root / 'base'}")
+    backend.setup(reuse=False)
+    backend.connect()
+    return backend, lambda: shutil.rmtree(root, ignore_errors=True)
+
+
+def _wrapped_memory() -> tuple[Backend, Callable[[], None]]:
+    backend = open_backend("delay:uniform(0us,40us)+memory")
+    backend.connect()
+    return backend, lambda: None
+
+
+FACTORIES: dict[str, Factory] = {
+    "memory": _memory, "null": _null, "posix": _posix, "wrapped-posix": _wrapped_posix, "wrapped-memory": _wrapped_memory,
+}
 #: what each backend's capabilities claim (``test_capabilities_of_the_built_in_backends`` checks it)
 def _posix_claim() -> Capabilities:
     """posix performs the ACL and xattr commands where the temporary directory's file system has
@@ -55,6 +72,7 @@ def _posix_claim() -> Capabilities:
 
 
 CLAIMS: dict[str, Capabilities] = {"memory": MEMORY_CAPABILITIES, "null": NOTHING, "posix": _posix_claim()}
+CLAIMS["wrapped-posix"], CLAIMS["wrapped-memory"] = CLAIMS["posix"], CLAIMS["memory"]  # a wrapper claims what it wraps
 APPLICABLE = [(name, case) for name in sorted(FACTORIES) for case in CASES if case.applies_to(CLAIMS[name])]
 NOT_APPLICABLE = [(name, case) for name in sorted(FACTORIES) for case in CASES if not case.applies_to(CLAIMS[name])]
 

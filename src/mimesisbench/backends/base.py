@@ -40,6 +40,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
@@ -263,6 +264,12 @@ class Backend(ABC):
     def describe(self) -> dict[str, Any]:
         """Facts for the run manifest (file system type, base path, server version ...)."""
         return {"scheme": self.scheme, "url": self.url}
+
+    def worker_urls(self, n: int, state_dir: Path) -> list[str]:
+        """The URL each of a run's ``n`` workers opens (this one by default). A wrapper gives each
+        worker its own random stream, and a rate limit the bucket file (in ``state_dir``, inside
+        the run directory) that all of them share."""
+        return [self.url] * n
 
     def native_paths(self, rel: pl.Series) -> pl.Series:
         """Map the schedule's relative paths (``/a/b``) to what the operations take."""

@@ -3,7 +3,8 @@
 The URL is a backend's whole configuration, so every worker process (or a remote actor) opens
 its own instance from the same string. Third-party and test backends are named by import path:
 ``py:package.module:ClassName`` optionally followed by ``?`` and free text the class parses
-itself; the class receives the whole URL.
+itself; the class receives the whole URL. Wrappers go in front of any of these, outermost first:
+``delay:2ms+rate:5000+posix:/dir`` (``backends.wrappers``).
 """
 
 from __future__ import annotations
@@ -43,11 +44,28 @@ def _load(target: str, url: str) -> type[Backend]:
     return cls
 
 
+#: the wrappers' schemes (``backends.wrappers``)
+WRAPPER_SCHEMES = frozenset({"delay", "rate", "fail"})
+
+
+def innermost_url(url: str) -> str:
+    """The backend a chain of wrappers ends in: ``delay:2ms+hdfs://h:1/x`` -> ``hdfs://h:1/x``."""
+    from mimesisbench.backends.wrappers import split_head
+
+    while scheme_of(url) in WRAPPER_SCHEMES:
+        url = split_head(url)[1]
+    return url
+
+
 def backend_class(url: str) -> type[Backend]:
     """The class serving ``url`` (raises ``ConfigError`` for an unknown scheme)."""
     if not url or not url.strip():
         raise ConfigError("no backend given (use posix:/dir, hdfs://host:port/dir, memory or null)")
     scheme = scheme_of(url)
+    if scheme in WRAPPER_SCHEMES:
+        from mimesisbench.backends.wrappers import split_head, wrapper_class
+
+        return wrapper_class(scheme, backend_class(split_head(url)[1]))
     if scheme == "py":
         target = url.split(":", 1)[1].split("?", 1)[0]
         if ":" not in target:
@@ -56,7 +74,9 @@ def backend_class(url: str) -> type[Backend]:
     builtin = BUILTIN_BACKENDS.get(scheme)
     if builtin is None:
         known = ", ".join(sorted(BUILTIN_BACKENDS))
-        raise ConfigError(f"unknown backend {url!r} (known schemes: {known}; or py:module:Class)")
+        wrappers = ", ".join(sorted(WRAPPER_SCHEMES))
+        raise ConfigError(f"unknown backend {url!r} (known schemes: {known}; or py:module:Class; "
+                          f"wrappers in front of one: {wrappers})")
     return _load(builtin, url)
 
 

@@ -466,11 +466,12 @@ def _profile_hash(manifest: dict[str, Any]) -> str | None:
 
 def _specs(config: RunConfig, schedule: Schedule, plan: PartitionPlan, run_dir: Path, backend: Backend) -> list[WorkerSpec]:
     drift = None if config.max_drift_s is None else int(config.max_drift_s * 1e9)
+    urls = backend.worker_urls(plan.n_workers, run_dir / rundir.PARTS)
     return [
         WorkerSpec(
             index=i,
             schedule_dir=str(schedule.root.resolve()),
-            backend_url=config.backend,
+            backend_url=urls[i],
             plan=plan,
             parts_dir=str(run_dir / rundir.PARTS),
             time_scale=config.time_scale,

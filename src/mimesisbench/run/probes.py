@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mimesisbench.backends.registry import innermost_url
 from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
 from mimesisbench.run.config import RunConfig
 
@@ -132,7 +133,7 @@ def probes_for_run(config: RunConfig, announce: Any = None) -> list[Probe]:
         monitor = LiveMonitor(addr=config.metrics_addr, port=config.metrics_port, linger_s=config.metrics_linger_s)
         info = {"backend": config.backend, "engine": config.engine, "time_scale": f"{config.time_scale:g}"}
         probes.append(LiveProbe(monitor, info, announce))
-    sampler = sampler_for_run(config.backend, config.jmx, config.jmx_interval_s, config.hdfs_workdir)
+    sampler = sampler_for_run(innermost_url(config.backend), config.jmx, config.jmx_interval_s, config.hdfs_workdir)
     if sampler is not None:
         probes.append(JmxProbe(sampler))
     return probes

@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("model",),
     ("synth",),
     ("backends",),
-    ("engine", "monitoring", "results", "micro"),
+    ("engine", "monitoring", "results", "micro", "netproxy"),
     ("run", "analysis"),
     ("report",),
     ("cli",),

@@ -120,6 +120,13 @@ def _report(console: Console, report: object) -> None:
     default=None,
     help="Workdir of a cluster started by `mimesisbench hdfs up` (default: its default), for the JMX URL.",
 )
+@click.option(
+    "--proxy-workdir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Workdir of a latency proxy started by `mimesisbench proxy up` (default: its default), recorded "
+    "in the manifest when the backend goes through it.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def run_command(
     schedule: Path,
@@ -141,6 +148,7 @@ def run_command(
     jmx: str | None,
     jmx_interval: str,
     hdfs_workdir: str | None,
+    proxy_workdir: str | None,
     quiet: bool,
 ) -> None:
     """Replay SCHEDULE against a backend: phase 1 builds the namespace, phase 2 replays in real time."""
@@ -169,6 +177,7 @@ def run_command(
         jmx=jmx,
         jmx_interval_s=parse_duration_ms(jmx_interval, option="--jmx-interval") / 1000.0,
         hdfs_workdir=hdfs_workdir,
+        proxy_workdir=proxy_workdir,
     )
     console = _console()
     report = run_benchmark(config, console=console, show_progress=not quiet)

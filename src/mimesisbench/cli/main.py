@@ -28,12 +28,13 @@ def _register() -> None:
         cmd_micro,
         cmd_model,
         cmd_profile,
+        cmd_proxy,
         cmd_report,
         cmd_run,
         cmd_verbatim,
     )
 
-    for module in (cmd_model, cmd_profile, cmd_generate, cmd_verbatim, cmd_run, cmd_hdfs, cmd_report, cmd_micro):
+    for module in (cmd_model, cmd_profile, cmd_generate, cmd_verbatim, cmd_run, cmd_hdfs, cmd_proxy, cmd_report, cmd_micro):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -57,6 +57,9 @@ class RunConfig:
     jmx_interval_s: float = 1.0
     #: working directory of a cluster started by ``mimesisbench hdfs up`` (None: its default)
     hdfs_workdir: str | None = None
+    #: working directory of a latency proxy started by ``mimesisbench proxy up`` (None: its
+    #: default); a run whose backend goes through it records it (``network_proxy``)
+    proxy_workdir: str | None = None
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.time_scale) or self.time_scale < 0:

@@ -18,11 +18,14 @@ loop over all probes, so a new probe needs no new branch in the coordinator:
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mimesisbench.backends.registry import innermost_url
 from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
+from mimesisbench.netproxy.latency import DEFAULT_WORKDIR as PROXY_WORKDIR
+from mimesisbench.netproxy.latency import ProxyState, proxy_for_backend
 from mimesisbench.run.config import RunConfig
 
 if TYPE_CHECKING:
@@ -124,6 +127,18 @@ class LiveProbe(Probe):
             self.monitor.close()
 
 
+class NetworkProxyProbe(Probe):
+    """Records the managed latency proxy the backend goes through (requested and measured)."""
+
+    name = "network_proxy"
+
+    def __init__(self, state: ProxyState) -> None:
+        self.state = state
+
+    def start(self, run_id: str, scheduled: int) -> dict[str, Any]:
+        return {"network_proxy": self.state.manifest_entry()}
+
+
 def probes_for_run(config: RunConfig, announce: Any = None) -> list[Probe]:
     """The probes ``config`` asks for: live metrics (``metrics_port``), then JMX sampling."""
     probes: list[Probe] = []
@@ -133,7 +148,12 @@ def probes_for_run(config: RunConfig, announce: Any = None) -> list[Probe]:
         monitor = LiveMonitor(addr=config.metrics_addr, port=config.metrics_port, linger_s=config.metrics_linger_s)
         info = {"backend": config.backend, "engine": config.engine, "time_scale": f"{config.time_scale:g}"}
         probes.append(LiveProbe(monitor, info, announce))
-    sampler = sampler_for_run(innermost_url(config.backend), config.jmx, config.jmx_interval_s, config.hdfs_workdir)
+    url = innermost_url(config.backend)
+    proxy = proxy_for_backend(url, Path(config.proxy_workdir) if config.proxy_workdir else PROXY_WORKDIR)
+    if proxy is not None:
+        probes.append(NetworkProxyProbe(proxy))
+        url = urllib.parse.urlsplit(url)._replace(netloc=proxy.upstream).geturl()  # the server's own JMX
+    sampler = sampler_for_run(url, config.jmx, config.jmx_interval_s, config.hdfs_workdir)
     if sampler is not None:
         probes.append(JmxProbe(sampler))
     return probes

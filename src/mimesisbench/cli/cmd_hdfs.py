@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 
 from mimesisbench.cli.options import HiddenAliasOption
-from mimesisbench.errors import EnvironmentProblem
+from mimesisbench.errors import ConfigError, EnvironmentProblem
+from mimesisbench.hdfs.cgroups import LimitGroup, ResourceLimits
+from mimesisbench.hdfs.cgroups import probe as probe_cgroups
 from mimesisbench.hdfs.cluster import LocalHdfs
 from mimesisbench.hdfs.config import DEFAULT_WORKDIR, LocalHdfsConfig, parse_settings
 from mimesisbench.hdfs.jars import DEFAULT_HADOOP_VERSION, ensure_jars
@@ -51,6 +53,10 @@ def hdfs() -> None:
     "--fslock-fair/--no-fslock-fair", default=None, help="dfs.namenode.fslock.fair [Hadoop default]."
 )
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any hdfs-site.xml setting.")
+@click.option("--cpu-quota", type=float, default=None, metavar="CORES",
+              help="Run each daemon under a CPU quota of this many cores (cgroups; exit 7 where not possible).")
+@click.option("--io-read-bps", default=None, metavar="BYTES", help="Throttle each daemon's reads (e.g. 50M; cgroups).")
+@click.option("--io-write-bps", default=None, metavar="BYTES", help="Throttle each daemon's writes (e.g. 50M; cgroups).")
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),
@@ -67,6 +73,9 @@ def up(
     handler_count: int | None,
     fslock_fair: bool | None,
     settings: tuple[str, ...],
+    cpu_quota: float | None,
+    io_read_bps: str | None,
+    io_write_bps: str | None,
     timeout: float,
     hadoop_version: str,
 ) -> None:
@@ -81,6 +90,7 @@ def up(
         extra=parse_settings(settings),
         hadoop_version=hadoop_version,
         startup_timeout_s=timeout,
+        limits=ResourceLimits(cpu_quota, _bytes(io_read_bps, "--io-read-bps"), _bytes(io_write_bps, "--io-write-bps")),
     )
     cluster = LocalHdfs(config).up()
     click.echo(f"url        {cluster.url}")
@@ -89,6 +99,8 @@ def up(
     click.echo(f"web        {cluster.http_url}")
     click.echo(f"workdir    {cluster.workdir}")
     click.echo(f"run with   --backend {cluster.url}/bench --jmx {cluster.jmx_servlet_url}")
+    for group in cluster.limit_groups():
+        click.echo(f"limits     {group.name}: {_describe_limits(group)}")
 
 
 @hdfs.command("down")
@@ -127,6 +139,43 @@ def status(workdir: Path, as_json: bool) -> None:
         click.echo(f"namenode   {report.health.describe()}")
     for role, pid, alive in report.processes:
         click.echo(f"{role:<10} pid {pid} {'running' if alive else 'gone'}")
+    for group in cluster.limit_groups():
+        click.echo(f"limits     {group.name}: {_describe_limits(group)}")
+
+
+@hdfs.command("cgroups")
+def cgroups_command() -> None:
+    """What this machine lets `hdfs up` limit (CPU quota, I/O throttle) and how (exit 7: neither)."""
+    support = probe_cgroups()
+    click.echo(support.describe())
+    if support.cpu is None and support.io is None:
+        raise EnvironmentProblem("no cgroup controller to limit the daemons with: " + "; ".join(support.missing))
+
+
+def _bytes(text: str | None, option: str) -> int | None:
+    """``50M`` -> 52,428,800 (K, M, G: powers of 1024); a bare number is bytes."""
+    if text is None:
+        return None
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    number, unit = (text[:-1], text[-1].upper()) if text and text[-1].upper() in "KMG" else (text, "")
+    try:
+        return int(float(number) * units[unit])
+    except ValueError:
+        raise ConfigError(f"{option}: {text!r} is not a number of bytes (e.g. 50M)") from None
+
+
+def _describe_limits(group: LimitGroup) -> str:
+    limits = group.limits
+    parts = []
+    if limits.cpu_cores is not None:
+        parts.append(f"CPU {limits.cpu_cores:g} cores ({group.cpu_version})")
+    for name, value in (("read", limits.read_bps), ("write", limits.write_bps)):
+        if value is not None:
+            parts.append(f"{name} {value / (1 << 20):g} MiB/s on {group.device} ({group.io_version})")
+    stat = group.cpu_stat()
+    if stat.get("nr_periods"):
+        parts.append(f"throttled in {stat.get('nr_throttled', 0):,} of {stat['nr_periods']:,} periods")
+    return ", ".join(parts)
 
 
 @hdfs.command("fetch")

@@ -7,6 +7,7 @@ from another process (the CLI) stops exactly those processes and nothing else.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import subprocess
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mimesisbench.errors import BackendError, ConfigError
+from mimesisbench.hdfs import cgroups
 from mimesisbench.hdfs.config import LocalHdfsConfig
 from mimesisbench.hdfs.jars import ensure_jars
 from mimesisbench.hdfs.java import (
@@ -43,6 +45,13 @@ CLUSTER_ID = "CID-mimesisbench"
 ROLES = ("namenode", "datanode")
 ImageFormat = Literal["Delimited", "XML"]
 _PROCESSORS: dict[str, ImageFormat] = {"delimited": "Delimited", "xml": "XML"}
+
+
+CGROUPS_KEY = "cgroups"
+
+
+def _without_groups(extra: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in extra.items() if k != CGROUPS_KEY}
 
 
 @dataclass(frozen=True)
@@ -144,16 +153,27 @@ class LocalHdfs:
         write_site_files(self.layout, ports, self.config.namenode_settings())
         if not self.layout.is_formatted():
             self._format(launcher)
+        limits = self.config.limits
+        support = cgroups.probe() if limits.any else None
+        if support is not None:
+            cgroups.require(limits, support)  # exit 7 naming what is missing, before anything starts
         started_at = time.time()
         clock = time.monotonic()
         state = ClusterState(hadoop_version=jars.version, ports=ports, started_at=started_at)
         records: list[ProcessRecord] = []
+        groups: list[cgroups.LimitGroup] = []
         try:
             for role, main_class, heap in (
                 ("namenode", NAMENODE_CLASS, self.config.heap),
                 ("datanode", DATANODE_CLASS, self.config.datanode_heap),
             ):
-                started = self._start(launcher, role, main_class, heap)
+                group = None
+                if support is not None:
+                    group = cgroups.LimitGroup.create(self._group_name(role), limits, support, self.layout.workdir)
+                    groups.append(group)
+                    state = replace(state, extra={**state.extra, CGROUPS_KEY: [g.to_json() for g in groups]})
+                    write_state(self.layout.state_file, state)
+                started = self._start(launcher, role, main_class, heap, group)
                 self._children.append(started.popen)
                 records.append(started.record)
                 state = replace(state, processes=tuple(records))
@@ -161,7 +181,8 @@ class LocalHdfs:
             self._wait_ready(state)
         except BaseException:
             stop(records, self.config.stop_grace_s)
-            write_state(self.layout.state_file, replace(state, processes=()))
+            self._remove_groups(state)
+            write_state(self.layout.state_file, replace(state, processes=(), extra=_without_groups(state.extra)))
             self._reap_children()
             raise
         state = replace(state, startup_seconds=round(time.monotonic() - clock, 2))
@@ -176,9 +197,23 @@ class LocalHdfs:
             self._reap_children()
             return []
         stopped = stop(state.processes, self.config.stop_grace_s)
-        write_state(self.layout.state_file, replace(state, processes=()))
         self._reap_children()
+        self._remove_groups(state)
+        write_state(self.layout.state_file, replace(state, processes=(), extra=_without_groups(state.extra)))
         return stopped
+
+    def limit_groups(self) -> list[cgroups.LimitGroup]:
+        """The cgroups the running daemons were started in (empty without limits)."""
+        state = read_state(self.layout.state_file)
+        return [] if state is None else [cgroups.LimitGroup.from_json(g) for g in state.extra.get(CGROUPS_KEY, [])]
+
+    def _group_name(self, role: str) -> str:
+        digest = hashlib.sha256(str(self.layout.workdir.resolve()).encode()).hexdigest()[:10]
+        return f"mimesisbench-{role}-{digest}"
+
+    def _remove_groups(self, state: ClusterState) -> None:
+        for data in state.extra.get(CGROUPS_KEY, []):
+            cgroups.LimitGroup.from_json(data).remove()
 
     def status(self) -> HdfsStatus:
         state = read_state(self.layout.state_file)
@@ -275,12 +310,15 @@ class LocalHdfs:
     def _reap_children(self) -> None:
         self._children = [popen for popen in self._children if popen.poll() is None]
 
-    def _start(self, launcher: JavaLauncher, role: str, main_class: str, heap: str) -> Started:
+    def _start(self, launcher: JavaLauncher, role: str, main_class: str, heap: str,
+               group: cgroups.LimitGroup | None = None) -> Started:
         if role == "namenode":
             options = [f"-Xmx{heap}", f"-Xms{heap}", *self.config.jvm_options]
         else:  # the DataNode only serves the few blocks tests write: a light JVM starts faster
             options = [f"-Xmx{heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
         command = launcher.command(main_class, log_file=f"{role}.log", jvm_options=options)
+        if group is not None:  # enter the groups first, then exec the JVM: limited from its first instruction
+            command = group.entering(command)
         return start_daemon(role, command, self.layout.logs / f"{role}.out", self.layout.workdir)
 
     def _wait_ready(self, state: ClusterState) -> None:

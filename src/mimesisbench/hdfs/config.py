@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mimesisbench.errors import ConfigError
+from mimesisbench.hdfs.cgroups import ResourceLimits
 from mimesisbench.hdfs.jars import DEFAULT_HADOOP_VERSION
 
 DEFAULT_WORKDIR = Path(".mimesisbench") / "hdfs"
@@ -38,6 +39,8 @@ class LocalHdfsConfig:
     startup_timeout_s: float = 120.0
     stop_grace_s: float = 15.0
     jvm_options: tuple[str, ...] = ()
+    #: a CPU quota and I/O throttle for each daemon (cgroups; ``mimesisbench.hdfs.cgroups``)
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workdir", Path(self.workdir))

@@ -18,12 +18,19 @@ loop over all probes, so a new probe needs no new branch in the coordinator:
 
 from __future__ import annotations
 
+import time
 import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mimesisbench.backends.registry import innermost_url
-from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
+from mimesisbench.errors import MimesisError
+from mimesisbench.hdfs.cgroups import LimitGroup
+from mimesisbench.hdfs.config import DEFAULT_WORKDIR as DEFAULT_HDFS_WORKDIR
+from mimesisbench.hdfs.processes import ProcessRecord
+from mimesisbench.hdfs.site import Layout
+from mimesisbench.hdfs.state import read_state
+from mimesisbench.monitoring.jmx import LOOPBACK_HOSTS, JmxSampler, sampler_for_run
 from mimesisbench.netproxy.latency import DEFAULT_WORKDIR as PROXY_WORKDIR
 from mimesisbench.netproxy.latency import ProxyState, proxy_for_backend
 from mimesisbench.run.config import RunConfig
@@ -139,6 +146,69 @@ class NetworkProxyProbe(Probe):
         return {"network_proxy": self.state.manifest_entry()}
 
 
+class ServerLimitsProbe(Probe):
+    """Records the managed cluster's cgroup limits (``hdfs up --cpu-quota``...) and what its
+    daemons achieved during phase 2: CPU cores used (CPU time over wall time) and the share of
+    CFS periods in which the quota throttled them."""
+
+    name = "server_limits"
+
+    def __init__(self, daemons: list[tuple[ProcessRecord, LimitGroup]]) -> None:
+        self.daemons = daemons
+        self._begin: dict[str, tuple[float, float, dict[str, int]]] = {}
+        self._end: dict[str, tuple[float, float, dict[str, int]]] = {}
+
+    def _reading(self) -> dict[str, tuple[float, float, dict[str, int]]]:
+        out = {}
+        for record, group in self.daemons:
+            proc = record.process()
+            if proc is not None:
+                times = proc.cpu_times()
+                out[record.role] = (time.monotonic(), float(times.user + times.system), group.cpu_stat())
+        return out
+
+    def start(self, run_id: str, scheduled: int) -> dict[str, Any]:
+        return {"server_limits": {r.role: {"requested": g.limits.to_json(), "cgroup": g.to_json()} for r, g in self.daemons}}
+
+    def phase(self, name: str) -> None:
+        if name == "replay":
+            self._begin = self._reading()
+
+    def stop(self) -> list[str]:
+        if self._begin and not self._end:
+            self._end = self._reading()
+        return []
+
+    def results(self, run_dir: Path, origin_wall_ns: int | None) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for record, group in self.daemons:
+            entry: dict[str, Any] = {"requested": group.limits.to_json(), "cgroup": group.to_json()}
+            b, e = self._begin.get(record.role), self._end.get(record.role)
+            if b is not None and e is not None and e[0] > b[0]:
+                entry["achieved_cpu_cores"] = round((e[1] - b[1]) / (e[0] - b[0]), 4)
+                periods = e[2].get("nr_periods", 0) - b[2].get("nr_periods", 0)
+                if periods > 0:
+                    entry["throttled_share"] = round((e[2].get("nr_throttled", 0) - b[2].get("nr_throttled", 0)) / periods, 4)
+            out[record.role] = entry
+        return {"server_limits": out}
+
+
+def managed_limit_groups(backend_url: str, hdfs_workdir: str | None) -> list[tuple[ProcessRecord, LimitGroup]]:
+    """The daemons of the cluster ``mimesisbench hdfs up`` started in ``hdfs_workdir`` with their
+    cgroups, when ``backend_url`` names that cluster and it was started with limits."""
+    parts = urllib.parse.urlsplit(backend_url.strip())
+    if parts.scheme.lower() != "hdfs" or (parts.hostname or "") not in LOOPBACK_HOSTS or parts.port is None:
+        return []
+    try:
+        state = read_state(Layout(Path(hdfs_workdir or DEFAULT_HDFS_WORKDIR).resolve()).state_file)
+    except (MimesisError, OSError):
+        return []
+    if state is None or state.ports.rpc != parts.port:
+        return []
+    groups = [LimitGroup.from_json(g) for g in state.extra.get("cgroups", [])]
+    return [(r, g) for r in state.processes for g in groups if g.name.startswith(f"mimesisbench-{r.role}-")]
+
+
 def probes_for_run(config: RunConfig, announce: Any = None) -> list[Probe]:
     """The probes ``config`` asks for: live metrics (``metrics_port``), then JMX sampling."""
     probes: list[Probe] = []
@@ -153,6 +223,9 @@ def probes_for_run(config: RunConfig, announce: Any = None) -> list[Probe]:
     if proxy is not None:
         probes.append(NetworkProxyProbe(proxy))
         url = urllib.parse.urlsplit(url)._replace(netloc=proxy.upstream).geturl()  # the server's own JMX
+    limited = managed_limit_groups(url, config.hdfs_workdir)
+    if limited:
+        probes.append(ServerLimitsProbe(limited))
     sampler = sampler_for_run(url, config.jmx, config.jmx_interval_s, config.hdfs_workdir)
     if sampler is not None:
         probes.append(JmxProbe(sampler))

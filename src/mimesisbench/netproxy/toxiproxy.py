@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import urllib.error
 import urllib.request
@@ -36,12 +37,23 @@ def cached_binary(version: str = DEFAULT_VERSION, root: Path | None = None) -> P
     return binary if binary.is_file() and os.access(binary, os.X_OK) else None
 
 
+#: where the official Go distribution installs itself, for a PATH that does not name it
+GO_HOME_BIN = Path("/usr/local/go/bin/go")
+
+
+def _find_go(version: str) -> str:
+    """``go`` from PATH, else from the official distribution's place (exit 7 when neither)."""
+    if shutil.which("go") is None and GO_HOME_BIN.is_file() and os.access(GO_HOME_BIN, os.X_OK):
+        return str(GO_HOME_BIN)
+    return find_tool("go", f"build toxiproxy {version} from the Go module proxy (or install Go in /usr/local/go)")
+
+
 def ensure_toxiproxy(version: str = DEFAULT_VERSION, root: Path | None = None) -> Path:
     """The toxiproxy server binary, built from the Go module proxy on first use (exit 7 without ``go``)."""
     found = cached_binary(version, root)
     if found is not None:
         return found
-    go = find_tool("go", f"build toxiproxy {version} from the Go module proxy")
+    go = _find_go(version)
     directory = build_dir(version, root)
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".lock", "w", encoding="utf-8") as lock:

@@ -22,7 +22,7 @@ from mimesisbench.backends.base import FILE_SYSTEM, NOTHING, V1_COMMANDS, Backen
 from mimesisbench.backends.conformance import CASES, Case, ConformanceError, check_random_sequences, run_case
 from mimesisbench.backends.memory import MEMORY_CAPABILITIES, MemoryBackend
 from mimesisbench.backends.null import NullBackend
-from mimesisbench.backends.posix import PosixBackend, posix_capabilities, xattrs_supported
+from mimesisbench.backends.posix import posix_capabilities, xattrs_supported
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.schedule.format import OpCode
 
@@ -37,9 +37,9 @@ def _null() -> tuple[Backend, Callable[[], None]]:
     return open_backend("null"), lambda: None
 
 
-def _posix() -> tuple[Backend, Callable[[], None]]:
+def _posix(wrappers: str = "") -> tuple[Backend, Callable[[], None]]:
     root = Path(tempfile.mkdtemp(prefix="mimesis-conf-"))
-    backend = PosixBackend(f"posix:{root / 'base'}")
+    backend = open_backend(f"{wrappers}posix:{root / 'base'}")
     backend.setup(reuse=False)
     backend.connect()
     return backend, lambda: shutil.rmtree(root, ignore_errors=True)
@@ -47,11 +47,7 @@ def _posix() -> tuple[Backend, Callable[[], None]]:
 
 def _wrapped_posix() -> tuple[Backend, Callable[[], None]]:
     """posix behind all three wrappers (``backends.wrappers``), none of which may change what it does."""
-    root = Path(tempfile.mkdtemp(prefix="mimesis-conf-"))
-    backend = open_backend(f"delay:20us+rate:200000+fail:0+posix:{root / 'base'}")
-    backend.setup(reuse=False)
-    backend.connect()
-    return backend, lambda: shutil.rmtree(root, ignore_errors=True)
+    return _posix("delay:20us+rate:200000+fail:0+")
 
 
 def _wrapped_memory() -> tuple[Backend, Callable[[], None]]:

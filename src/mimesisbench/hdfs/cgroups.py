@@ -100,19 +100,16 @@ def probe(root: Path = CGROUP_ROOT) -> CgroupSupport:
             missing.append(f"cgroup v2 at {v2}: " + (f"no {' or '.join(lacking)} controller" if lacking else "not writable"))
     else:
         missing.append(f"no cgroup v2 hierarchy under {root}")
-    if cpu is None:
-        v1 = root / "cpu"
-        if (v1 / "cpu.cfs_quota_us").is_file() and _writable_dir(v1):
-            cpu = ("v1", v1)
+    found = {"cpu": cpu, "io": io}
+    for key, hierarchy, marker in (("cpu", "cpu", "cpu.cfs_quota_us"), ("io", "blkio", "blkio.throttle.read_bps_device")):
+        v1 = root / hierarchy
+        if found[key] is not None:
+            continue
+        if (v1 / marker).is_file() and _writable_dir(v1):
+            found[key] = ("v1", v1)
         else:
-            missing.append(f"no writable cgroup v1 cpu hierarchy ({v1 / 'cpu.cfs_quota_us'})")
-    if io is None:
-        v1 = root / "blkio"
-        if (v1 / "blkio.throttle.read_bps_device").is_file() and _writable_dir(v1):
-            io = ("v1", v1)
-        else:
-            missing.append(f"no writable cgroup v1 blkio hierarchy ({v1 / 'blkio.throttle.read_bps_device'})")
-    return CgroupSupport(cpu, io, tuple(missing))
+            missing.append(f"no writable cgroup v1 {hierarchy} hierarchy ({v1 / marker})")
+    return CgroupSupport(found["cpu"], found["io"], tuple(missing))
 
 
 def require(limits: ResourceLimits, support: CgroupSupport) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -299,6 +300,7 @@ class RateBackend(WrappingBackend):
         names = ["all"] if "all" in self._rate.rates else [c for c in RATE_CLASSES if c in self._rate.rates]
         self._bucket_of: dict[str, int] = {name: i for i, name in enumerate(names)}
         self._pacer: Pacer | None = None
+        self._pacer_lock = threading.Lock()  # lanes may ask for the first slot at once
         self._names = names
 
     def _bucket(self, op: OpCode) -> int | None:
@@ -308,9 +310,13 @@ class RateBackend(WrappingBackend):
         bucket = self._bucket(op)
         if bucket is None:  # a class without a rate goes at once
             return 0.0
-        if self._pacer is None:
-            self._pacer = Pacer([self._rate.rates[n] for n in self._names], self._rate.burst, self._rate.shared)
-        return max(self._pacer.reserve(bucket) - time.monotonic_ns(), 0) / 1e9
+        pacer = self._pacer
+        if pacer is None:
+            with self._pacer_lock:
+                if self._pacer is None:
+                    self._pacer = Pacer([self._rate.rates[n] for n in self._names], self._rate.burst, self._rate.shared)
+                pacer = self._pacer
+        return max(pacer.reserve(bucket) - time.monotonic_ns(), 0) / 1e9
 
     def _before(self, op: OpCode) -> None:
         wait = self._slot_wait_s(op)

@@ -16,8 +16,10 @@ achieved is read back from the group (CPU time used, periods throttled) and the 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,8 @@ from mimesisbench.errors import ConfigError, EnvironmentProblem
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: the CFS period a v1 quota or v2 ``cpu.max`` is stated in (µs)
 CPU_PERIOD_US = 100_000
+#: how long a group whose processes were just stopped may stay busy before ``remove`` gives up
+REMOVE_WAIT_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -217,14 +221,23 @@ class LimitGroup:
                 out[key] = int(value)
         return out
 
-    def remove(self) -> None:
-        """Remove the groups (their processes must have ended; a live one keeps its group)."""
+    def remove(self, wait_s: float = REMOVE_WAIT_S) -> None:
+        """Remove the groups once their processes have ended. A process just killed stays in
+        its group until the last of its threads has exited: an empty-looking group may still be
+        busy for a moment, so a busy group is tried again for up to ``wait_s``."""
+        deadline = time.monotonic() + wait_s
         for d in dict.fromkeys(d for d in (self.cpu_dir, self.io_dir) if d):
-            with contextlib.suppress(FileNotFoundError):
+            while True:
                 try:
                     d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
                 except OSError as exc:
-                    raise EnvironmentProblem(f"cannot remove cgroup {d} ({exc.strerror}); a process still in it?") from None
+                    if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
+                        raise EnvironmentProblem(f"cannot remove cgroup {d} ({exc.strerror}); a process still in it? "
+                                                 f"({', '.join(map(str, self.members())) or 'none listed'})") from None
+                    time.sleep(0.05)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "limits": self.limits.to_json(), "cpu_dir": str(self.cpu_dir) if self.cpu_dir else None,

@@ -7,6 +7,7 @@ from another process (the CLI) stops exactly those processes and nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import subprocess
@@ -15,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from mimesisbench.errors import BackendError, ConfigError
+from mimesisbench.errors import BackendError, ConfigError, MimesisError
 from mimesisbench.hdfs import cgroups
 from mimesisbench.hdfs.config import LocalHdfsConfig
 from mimesisbench.hdfs.jars import ensure_jars
@@ -181,7 +182,9 @@ class LocalHdfs:
             self._wait_ready(state)
         except BaseException:
             stop(records, self.config.stop_grace_s)
-            self._remove_groups(state)
+            self._reap_children()
+            with contextlib.suppress(MimesisError):  # the start's own error is the one to report
+                self._remove_groups(state)
             write_state(self.layout.state_file, replace(state, processes=(), extra=_without_groups(state.extra)))
             self._reap_children()
             raise

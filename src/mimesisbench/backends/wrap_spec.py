@@ -161,7 +161,7 @@ class RateSpec:
 
     def describe(self) -> dict[str, object]:
         return {"kind": "rate", "ops_per_s": dict(self.rates), "burst": self.burst,
-                "shared_by": "every worker of the run" if self.shared else "this process"}
+                "shared_by": "every worker of a run (one bucket file in its parts/); one process outside a run"}
 
 
 @dataclass(frozen=True)

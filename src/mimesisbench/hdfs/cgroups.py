@@ -172,10 +172,8 @@ class LimitGroup:
             if limits.io and support.io is not None:
                 io_version, root = support.io
                 device = device_of(data_path)
-                if cpu_dir is not None and support.cpu == support.io:  # v2: one group, both controllers
-                    io_dir = _make(root, name, "+io")
-                else:
-                    io_dir = _make(root, name, "+io" if io_version == "v2" else None)
+                # v2 with a CPU limit too: the same group, now with both controllers
+                io_dir = _make(root, name, "+io" if io_version == "v2" else None)
                 if io_version == "v2":
                     parts = [f"{k}={v}" for k, v in (("rbps", limits.read_bps), ("wbps", limits.write_bps)) if v]
                     _write(io_dir / "io.max", f"{device} {' '.join(parts)}")

@@ -39,6 +39,11 @@ def _free_ports(count: int, avoid: set[int]) -> list[int]:
             sock.close()
 
 
+def free_port() -> int:
+    """One port on 127.0.0.1 the kernel reports free now."""
+    return _free_ports(1, set())[0]
+
+
 def choose_ports(fixed: Mapping[str, int | None], previous: Mapping[str, int] | None = None) -> Ports:
     """Resolve every port: a fixed one must be free, else the previous one if free, else a new one.
 

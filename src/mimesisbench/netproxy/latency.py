@@ -31,6 +31,7 @@ from typing import Any
 
 from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import BackendError, ConfigError
+from mimesisbench.hdfs.ports import free_port
 from mimesisbench.hdfs.processes import ProcessRecord, start_daemon, stop
 from mimesisbench.netproxy.toxiproxy import DEFAULT_VERSION, ToxiproxyApi, ensure_toxiproxy
 
@@ -99,12 +100,6 @@ class ProxyState:
                 "latency_requested_ms": self.requested_ms, "jitter_ms": self.jitter_ms,
                 "latency_measured_ms": round(self.measured_ms, 3), "measured_by": "echo probe, median of "
                 f"{PROBE_ROUND_TRIPS} round trips through the proxy minus direct"}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def read_state(workdir: Path) -> ProxyState | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mimesisbench.errors import BackendError
+from mimesisbench.errors import BackendError, MimesisError
 from mimesisbench.hdfs.processes import ProcessRecord
 from mimesisbench.hdfs.site import Ports
 
@@ -66,3 +67,25 @@ def write_state(path: Path, state: ClusterState) -> None:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(state.to_json(), indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+#: host names that reach a cluster bound to 127.0.0.1 (as ``mimesisbench hdfs up`` binds it)
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost"})
+
+
+def managed_state(backend_url: str, state_file: Path) -> ClusterState | None:
+    """The state of the managed cluster whose state file is ``state_file`` when ``backend_url``
+    names it (``hdfs://``, a loopback host and the RPC port the file records); None otherwise
+    (no such cluster, another NameNode, not hdfs://, an unreadable file)."""
+    parts = urllib.parse.urlsplit(backend_url.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() != "hdfs" or (parts.hostname or "") not in LOOPBACK_HOSTS or port is None:
+        return None
+    try:
+        state = read_state(state_file)
+    except (MimesisError, OSError):
+        return None
+    return state if state is not None and state.ports.rpc == port else None

@@ -384,28 +384,14 @@ def managed_jmx_url(backend_url: str, workdir: str | Path | None = None) -> str 
     """The JMX URL of the cluster ``mimesisbench hdfs up`` started in ``workdir`` (default
     ``.mimesisbench/hdfs``) when ``backend_url`` names it (a loopback host and the RPC port its
     state file records); None otherwise (no such cluster, another NameNode, not hdfs://)."""
-    from mimesisbench.errors import MimesisError
     from mimesisbench.hdfs.config import DEFAULT_WORKDIR
     from mimesisbench.hdfs.site import HOST, Layout
-    from mimesisbench.hdfs.state import read_state
+    from mimesisbench.hdfs.state import managed_state
 
-    parts = urllib.parse.urlsplit(backend_url.strip())
-    if parts.scheme.lower() != "hdfs" or (parts.hostname or "") not in LOOPBACK_HOSTS:
-        return None
-    rpc_port = rpc_port_of(backend_url)
-    if rpc_port is None:
-        return None
-    try:
-        state = read_state(Layout(Path(workdir if workdir is not None else DEFAULT_WORKDIR).resolve()).state_file)
-    except (MimesisError, OSError):
-        return None
-    if state is None or state.ports.rpc != rpc_port:
+    state = managed_state(backend_url, Layout(Path(workdir if workdir is not None else DEFAULT_WORKDIR).resolve()).state_file)
+    if state is None:
         return None
     return f"http://{HOST}:{state.ports.http}/jmx"
-
-
-#: host names that reach a cluster bound to 127.0.0.1 (as ``mimesisbench hdfs up`` binds it)
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost"})
 
 
 def sampler_for_run(

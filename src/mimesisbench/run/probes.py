@@ -24,13 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mimesisbench.backends.registry import innermost_url
-from mimesisbench.errors import MimesisError
 from mimesisbench.hdfs.cgroups import LimitGroup
 from mimesisbench.hdfs.config import DEFAULT_WORKDIR as DEFAULT_HDFS_WORKDIR
 from mimesisbench.hdfs.processes import ProcessRecord
 from mimesisbench.hdfs.site import Layout
-from mimesisbench.hdfs.state import read_state
-from mimesisbench.monitoring.jmx import LOOPBACK_HOSTS, JmxSampler, sampler_for_run
+from mimesisbench.hdfs.state import managed_state
+from mimesisbench.monitoring.jmx import JmxSampler, sampler_for_run
 from mimesisbench.netproxy.latency import DEFAULT_WORKDIR as PROXY_WORKDIR
 from mimesisbench.netproxy.latency import ProxyState, proxy_for_backend
 from mimesisbench.run.config import RunConfig
@@ -196,14 +195,8 @@ class ServerLimitsProbe(Probe):
 def managed_limit_groups(backend_url: str, hdfs_workdir: str | None) -> list[tuple[ProcessRecord, LimitGroup]]:
     """The daemons of the cluster ``mimesisbench hdfs up`` started in ``hdfs_workdir`` with their
     cgroups, when ``backend_url`` names that cluster and it was started with limits."""
-    parts = urllib.parse.urlsplit(backend_url.strip())
-    if parts.scheme.lower() != "hdfs" or (parts.hostname or "") not in LOOPBACK_HOSTS or parts.port is None:
-        return []
-    try:
-        state = read_state(Layout(Path(hdfs_workdir or DEFAULT_HDFS_WORKDIR).resolve()).state_file)
-    except (MimesisError, OSError):
-        return []
-    if state is None or state.ports.rpc != parts.port:
+    state = managed_state(backend_url, Layout(Path(hdfs_workdir or DEFAULT_HDFS_WORKDIR).resolve()).state_file)
+    if state is None:
         return []
     groups = [LimitGroup.from_json(g) for g in state.extra.get("cgroups", [])]
     return [(r, g) for r in state.processes for g in groups if g.name.startswith(f"mimesisbench-{r.role}-")]

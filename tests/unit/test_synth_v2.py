@@ -438,6 +438,26 @@ def test_kept_streams_hand_out_their_gap_cells() -> None:
     assert (u[[0, 4, 6]] == 0.5).all()
 
 
+def test_objects_of_one_access_take_the_kept_sequences_before_the_kept_single_accesses() -> None:
+    """With gap codes the kept streams of two or more accesses are a sample of all, but the
+    single accesses kept are only those no sequence covers (a rare command): an object of one
+    access takes a kept sequence with its share and the kept single accesses only the rest."""
+    law = ChainLaw(v2_profile().types[2].model_copy(update={
+        "commands": CommandChain(
+            commands=["getfileinfo", "delete", "listStatus"], share=[0.6, 0.1, 0.3], first=[1.0, 0.0, 0.0],
+            next=[[0.4, 0.3, 0.3], [0.5, 0.2, 0.3], [0.4, 0.3, 0.3]],
+            sequences={"getfileinfo": 0.8, "listStatus": 0.15},  # the other 5 %: the kept "B"
+            streams=["B", "AC"], stream_gaps="AB",
+        )
+    }))
+    counts = np.ones(2000, dtype=np.int64)
+    states = law.states(counts, np.random.default_rng(3), np.full(2000, -1, dtype=np.int32))
+    share = np.bincount(states, minlength=3) / states.size
+    assert abs(share[0] - 0.80) < 0.04 and abs(share[2] - 0.15) < 0.04 and 0.0 < share[1] < 0.1, share.tolist()
+    two = law.states(np.full(10, 2, dtype=np.int64), np.random.default_rng(4))
+    assert two.tolist() == [0, 2] * 10  # every object of two accesses takes the kept stream of two
+
+
 def test_the_command_of_an_implicit_re_creation_is_kept() -> None:
     """The first non-lookup access after a directory's mid-stream delete re-creates it; when that
     access was not a delete (or a mkdirs), its own command rides in the high byte for

@@ -122,8 +122,9 @@ class ChainLaw:
         accesses takes one of the type's kept sequences of n commands (``CommandChain.sequences``)
         with its share, else one of its kept streams of that length (``CommandChain.streams``), else
         walks the chain (a bridge to the type's ``last`` law when it has one: ``synth.bridge``).
-        When the kept streams have gap codes (``CommandChain.stream_gaps``: they are then a sample
-        of all the type's streams) a kept stream of exactly n accesses comes before the sequences.
+        When the kept streams have gap codes (``CommandChain.stream_gaps``: those of two or more
+        accesses are then a sample of all the type's streams of that length) a kept stream of
+        exactly n > 1 accesses comes before the sequences.
         ``cells`` (one per access, all -1) gets the gap cells of the kept streams taken
         (``gap_uniforms``)."""
         counts = np.asarray(counts, dtype=np.int64)
@@ -134,9 +135,15 @@ class ChainLaw:
         start = np.cumsum(counts) - counts
         walked = counts > 0
         if self._kept.coded:
-            # kept streams with their gaps are a sample of all the type's streams: one of n
-            # accesses stands for an object of n accesses, whatever sequence it has
-            self._kept.take(out, counts, start, walked, rng, cells, exact=True)
+            # kept streams with their gaps are a sample of all the type's streams of two or more
+            # accesses: one of n accesses stands for an object of n accesses, whatever sequence it
+            # has. Not of single accesses: the fit keeps only those no kept sequence covers (the
+            # rare commands), so they come after the sequences, as without codes; taken first, a
+            # type's one kept single access (a setReplication seen once) went to every object of
+            # one access (on a round trip, 107 of them where the trace had 1)
+            multi = walked & (counts > 1)
+            self._kept.take(out, counts, start, multi, rng, cells, exact=True)
+            walked = np.where(counts > 1, multi, walked)
         # an object with n accesses takes a kept sequence of n commands with its share
         for n, (table, cdf) in self._sequences.items():
             objs = np.flatnonzero((counts == n) & walked)

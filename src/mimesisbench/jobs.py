@@ -13,15 +13,21 @@ A job's life, as an engine drives it: ``job = factory(spec)``; ``job.prepare()``
 a ``WorkerResult``; meanwhile ``job.current_progress()`` may be asked from another thread. A
 ``StopSignal`` stops it early; whatever it measured is kept in its part file.
 
-Nothing here runs at import time (``tighten_timer_slack`` is called by a worker process).
+Nothing here runs at import time (``tighten_timer_slack`` is called by a worker process). Also
+here: what every job does alike (``wall_to_monotonic_ns``: the barrier on its own clock;
+``write_part_file``: its part file).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -68,6 +74,40 @@ def tighten_timer_slack(slack_ns: int = 1000) -> bool:
         return int(libc.prctl(29, ctypes.c_ulong(slack_ns), 0, 0, 0)) == 0  # 29 = PR_SET_TIMERSLACK
     except (OSError, AttributeError):
         return False
+
+
+def wall_to_monotonic_ns(wall_ns: int) -> int:
+    """The local monotonic time at which the wall clock reads ``wall_ns`` (best of 5 readings).
+
+    The coordinator names the start barrier as a wall-clock time (ns since the epoch) so jobs on
+    other machines (NTP-synchronised) can meet it; each job converts it once into its own
+    monotonic clock and never reads the wall clock again during the run."""
+    best_gap, offset = None, 0
+    for _ in range(5):
+        m0 = time.monotonic_ns()
+        w = time.time_ns()
+        m1 = time.monotonic_ns()
+        gap = m1 - m0
+        if best_gap is None or gap < best_gap:
+            best_gap, offset = gap, w - (m0 + m1) // 2
+    return wall_ns - offset
+
+
+def write_part_file(parts_dir: Path, stem: str, index: int, arrays: dict[str, np.ndarray]) -> Path:
+    """Atomically write one job's arrays to ``parts_dir/<stem>-<index>.npz`` (a replay worker's
+    samples, ``worker``; a data task's calls, ``data``); no half-written file is left behind."""
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    final = parts_dir / f"{stem}-{index}.npz"
+    tmp = parts_dir / f"{stem}-{index}.tmp.npz"
+    try:
+        named: dict[str, Any] = arrays  # by name (numpy's stubs would also match a ** dict to allow_pickle)
+        np.savez(tmp, **named)
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):  # it would only take space
+            tmp.unlink(missing_ok=True)
+        raise
+    return final
 
 
 @dataclass(frozen=True)

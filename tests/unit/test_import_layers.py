@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("model",),
     ("synth",),
     ("backends",),
-    ("engine", "monitoring", "results", "micro", "netproxy"),
+    ("engine", "monitoring", "results", "micro", "netproxy", "datajobs"),
     ("run", "analysis"),
     ("report",),
     ("cli",),

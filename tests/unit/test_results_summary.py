@@ -9,12 +9,12 @@ import numpy as np
 import polars as pl
 import pytest
 
+from mimesisbench.jobs import write_part_file
 from mimesisbench.results.records import write_json_atomic
 from mimesisbench.results.rundir import new_run_dir
 from mimesisbench.results.samples import SCHEMA, empty_samples, merge_parts
 from mimesisbench.results.summary import summarize, timeseries
 from mimesisbench.results.table import summary_table
-from mimesisbench.run.worker import write_part_file
 
 
 def _samples(rows: list[tuple[int, int, str, float, float, float, str]]) -> pl.DataFrame:
@@ -76,7 +76,7 @@ def test_parts_merge_with_schedule_events(tmp_path: Path) -> None:
                 "seq": pl.Int64},
     )
     part = write_part_file(
-        tmp_path / "parts", 4,
+        tmp_path / "parts", "worker", 4,
         {"row": np.array([2, 0]), "start_ns": np.array([40_000, 1_000]), "end_ns": np.array([41_500, 2_000]),
          "outcome": np.array([1, 0], dtype=np.uint8)},
     )

@@ -79,7 +79,8 @@ def bin_edges(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def _bin_expr(values: pl.Expr) -> pl.Expr:
+def bin_expr(values: pl.Expr) -> pl.Expr:
+    """The bin index of ``values`` (ms): one expression, so that other tables are binned alike."""
     return (values.clip(lower_bound=FLOOR_MS).log10() * BINS_PER_DECADE).floor().cast(pl.Int32)
 
 
@@ -108,8 +109,8 @@ def run_histograms(run: RunData) -> RunHistograms:
     base = lazy.select(
         pl.col(COL_OP).alias("op"),
         pl.col(COL_TYPE).cast(pl.String).alias("type"),
-        _bin_expr((pl.col(COL_END) - pl.col(COL_SCHEDULED)) / 1000.0).alias("lat_bin"),
-        _bin_expr((pl.col(COL_END) - pl.col(COL_START)) / 1000.0).alias("svc_bin"),
+        bin_expr((pl.col(COL_END) - pl.col(COL_SCHEDULED)) / 1000.0).alias("lat_bin"),
+        bin_expr((pl.col(COL_END) - pl.col(COL_START)) / 1000.0).alias("svc_bin"),
     )
     lat_op = base.group_by("op", "lat_bin").agg(pl.len().alias("n")).rename({"lat_bin": "bin"})
     svc_op = base.group_by("op", "svc_bin").agg(pl.len().alias("n")).rename({"svc_bin": "bin"})

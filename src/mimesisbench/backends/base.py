@@ -175,6 +175,22 @@ class Inspection:
     mtime_ns: int | None = None  # None: the backend has no modification time
 
 
+#: the directory below a base that a run's data jobs put their files in (``Backend.data_root``)
+DATA_DIR = ".mimesisbench-data"
+
+
+@dataclass(frozen=True)
+class DataRoot:
+    """Where a run's data jobs (``datajobs``) may put their files: ``target``, a directory below
+    the base (a local path, or ``hdfs://authority/path``); ``shared_writes``: whether several
+    tasks may write one file (N-1 layouts); ``client_config``: what a client of the file system
+    is opened with (HDFS: the backend URL's Hadoop keys)."""
+
+    target: str
+    shared_writes: bool
+    client_config: Mapping[str, str] = field(default_factory=dict)
+
+
 SyncOp = Callable[[Any], object]
 AsyncOp = Callable[[Any], Awaitable[object]]
 
@@ -264,6 +280,10 @@ class Backend(ABC):
     def describe(self) -> dict[str, Any]:
         """Facts for the run manifest (file system type, base path, server version ...)."""
         return {"scheme": self.scheme, "url": self.url}
+
+    def data_root(self) -> DataRoot | None:
+        """Where data jobs may write beside the replay (None: this backend holds no data)."""
+        return None
 
     def worker_urls(self, n: int, state_dir: Path) -> list[str]:
         """The URL each of a run's ``n`` workers opens (this one by default). A wrapper gives each

@@ -96,9 +96,11 @@ import polars as pl
 
 from mimesisbench.backends import safety
 from mimesisbench.backends.base import (
+    DATA_DIR,
     SET_TIMES_NS,
     Backend,
     Capabilities,
+    DataRoot,
     Inspection,
     Outcome,
     SyncOp,
@@ -416,6 +418,11 @@ class HdfsBackend(Backend):
         """Nothing to walk: paths are validated and joined below the base (HDFS has no symlinks
         enabled by default, and the client never follows one)."""
         safety.check_relative_series(pl.Series(rel_dirs, dtype=pl.String))
+
+    def data_root(self) -> DataRoot:
+        """HDFS files have one writer each, appended at the end: no shared (N-1) writes."""
+        return DataRoot(f"{self.parts.fs_url}{posixpath.join(self.base, DATA_DIR)}", shared_writes=False,
+                        client_config=dict(self.parts.config))
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {

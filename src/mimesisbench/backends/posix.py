@@ -64,10 +64,12 @@ import polars as pl
 
 from mimesisbench.backends import safety
 from mimesisbench.backends.base import (
+    DATA_DIR,
     SET_TIMES_NS,
     V1_COMMANDS,
     Backend,
     Capabilities,
+    DataRoot,
     Inspection,
     NativeLaneRunner,
     SyncOp,
@@ -332,6 +334,9 @@ class PosixBackend(Backend):
 
     def lock_path(self) -> str | None:
         return os.path.join(self.base, safety.LOCK_FILE)
+
+    def data_root(self) -> DataRoot:
+        return DataRoot(os.path.join(self.base, DATA_DIR), shared_writes=True)
 
     def describe(self) -> dict[str, Any]:
         return {"scheme": self.scheme, "url": self.url, "base": self.base, "fs_type": fs_type(self.base)}

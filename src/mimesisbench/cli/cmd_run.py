@@ -44,11 +44,14 @@ def _console() -> Console:
 
 
 def _report(console: Console, report: object) -> None:
-    from mimesisbench.results.table import summary_table
+    from mimesisbench.results.table import data_table, summary_table
     from mimesisbench.run.coordinator import RunReport
 
     assert isinstance(report, RunReport)
     console.print(summary_table(report.summary))
+    data = data_table(report.summary)
+    if data is not None:
+        console.print(data)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     console.print(f"run directory: [bold]{report.run_dir}[/]")
@@ -127,6 +130,16 @@ def _report(console: Console, report: object) -> None:
     help="Workdir of a latency proxy started by `mimesisbench proxy up` (default: its default), recorded "
     "in the manifest when the backend goes through it.",
 )
+@click.option(
+    "--data-job",
+    "data_jobs",
+    multiple=True,
+    metavar="LAYOUT[:key=value,...]",
+    help="An IOR-like data job beside the replay, from the same barrier (repeatable): n-n, n-1-segmented or "
+    "n-1-strided, with tasks=, block=, transfer=, segments=, ops=write+read, fsync=, passes=, keep=, name= "
+    "(docs/run.md). Its calls go to data_calls.parquet.",
+)
+@click.option("--no-replay", is_flag=True, help="Run the data jobs alone, for as long as the replay would last.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def run_command(
     schedule: Path,
@@ -149,6 +162,8 @@ def run_command(
     jmx_interval: str,
     hdfs_workdir: str | None,
     proxy_workdir: str | None,
+    data_jobs: tuple[str, ...],
+    no_replay: bool,
     quiet: bool,
 ) -> None:
     """Replay SCHEDULE against a backend: phase 1 builds the namespace, phase 2 replays in real time."""
@@ -178,6 +193,8 @@ def run_command(
         jmx_interval_s=parse_duration_ms(jmx_interval, option="--jmx-interval") / 1000.0,
         hdfs_workdir=hdfs_workdir,
         proxy_workdir=proxy_workdir,
+        data_jobs=data_jobs,
+        replay=not no_replay,
     )
     console = _console()
     report = run_benchmark(config, console=console, show_progress=not quiet)

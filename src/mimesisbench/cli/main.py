@@ -25,6 +25,7 @@ def _register() -> None:
     from mimesisbench.cli import (
         cmd_generate,
         cmd_hdfs,
+        cmd_interfere,
         cmd_micro,
         cmd_model,
         cmd_profile,
@@ -34,7 +35,7 @@ def _register() -> None:
         cmd_verbatim,
     )
 
-    for module in (cmd_model, cmd_profile, cmd_generate, cmd_verbatim, cmd_run, cmd_hdfs, cmd_proxy, cmd_report, cmd_micro):
+    for module in (cmd_model, cmd_profile, cmd_generate, cmd_verbatim, cmd_run, cmd_interfere, cmd_hdfs, cmd_proxy, cmd_report, cmd_micro):
         for command in module.COMMANDS:
             cli.add_command(command)
 

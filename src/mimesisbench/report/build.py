@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mimesisbench import __version__
+from mimesisbench.analysis.data_calls import run_data_calls
 from mimesisbench.analysis.histogram import run_histograms
 from mimesisbench.analysis.knee import is_load_series, load_points
 from mimesisbench.analysis.series import DEFAULT_MAX_POINTS, RunSeries, run_series
 from mimesisbench.analysis.server import server_series
 from mimesisbench.errors import ConfigError
-from mimesisbench.report import plots_dist, plots_time, sections
+from mimesisbench.report import plots_data, plots_dist, plots_time, sections
 from mimesisbench.report.html import Page, banner, figure
 from mimesisbench.report.style import Rendered, plotting, write_files
+from mimesisbench.results import rundir
 from mimesisbench.results.load import RunData, load_runs
 
 FIGURES_DIR = "figures"
@@ -70,7 +72,38 @@ def _run_figures(run: RunData, series: RunSeries, prefix: str) -> list[Rendered]
     return figures
 
 
-def _run_section(page: Page, run: RunData, figures: list[Rendered], multi: bool) -> None:
+def _data_figures(run: RunData, prefix: str) -> list[Rendered]:
+    """The data jobs' figures: bandwidth, the offsets of each job's calls, call latency; none for a
+    run without ``data_calls.parquet``."""
+    data = run_data_calls(run)
+    if data is None:
+        return []
+    figures: list[Rendered] = []
+    if data.bandwidth.height:
+        figures.append(plots_data.bandwidth_figure(data, f"{prefix}data-bandwidth", "Data jobs: bandwidth over time"))
+    for sample in data.offsets:
+        if sample.moves.height or sample.fsync_t_s.size:
+            title = f"Data job {sample.job}: offset in the file over time"
+            figures.append(plots_data.offsets_figure(sample, f"{prefix}data-offsets-{sample.job}", title))
+    if data.latency:
+        figures.append(plots_data.latency_figure(data.latency, f"{prefix}data-latency", "Data jobs: call latency distribution"))
+    return figures
+
+
+def _data_section(page: Page, run: RunData, figures: list[Rendered]) -> None:
+    """Only for a run with data jobs, so that other runs render as before."""
+    jobs = sections.data_jobs_table(run)
+    if not jobs and not run.has_data_calls:
+        return
+    page.heading("Data jobs", 3)
+    page.add(jobs)
+    if not run.has_data_calls:
+        page.add(banner("warn", f"This run has no {rundir.DATA_CALLS}: no figures of its data jobs"))
+    for fig in figures:
+        page.add(figure(fig, FIGURES_DIR))
+
+
+def _run_section(page: Page, run: RunData, figures: list[Rendered], data_figures: list[Rendered], multi: bool) -> None:
     page.heading(f"Run {run.run_id}" if multi else "Summary", anchor=f"run-{run.run_id}")
     page.add(sections.warnings_html(run))
     page.add(sections.key_facts(run))
@@ -89,6 +122,7 @@ def _run_section(page: Page, run: RunData, figures: list[Rendered], multi: bool)
             page.add(figure(fig, FIGURES_DIR))
     elif not run.has_samples:
         page.add(banner("warn", "This run has no samples.parquet or timeseries.parquet: no figures"))
+    _data_section(page, run, data_figures)
     page.heading("Workload profile and schedule", 3)
     page.add(sections.profile_html(run))
     page.heading("Configuration", 3)
@@ -146,8 +180,9 @@ def build_report(run_dirs: Sequence[str | Path], out: str | Path, options: Repor
         for i, run in enumerate(runs):
             prefix = f"run{i + 1}-" if multi else ""
             figures = _run_figures(run, all_series[i], prefix)
-            _run_section(page, run, figures, multi)
-            for fig in figures:
+            data_figures = _data_figures(run, prefix)
+            _run_section(page, run, figures, data_figures, multi)
+            for fig in (*figures, *data_figures):
                 written.extend(write_files(fig, out_dir / FIGURES_DIR))
     html_path = out_dir / PAGE
     text = page.render()

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mimesisbench.analysis.data_calls import data_op_stats
 from mimesisbench.analysis.knee import LoadPoint
 from mimesisbench.report.html import banner, esc, facts, flatten, fmt_num, fmt_time, kv_table, table
 from mimesisbench.results.load import RunData
 from mimesisbench.results.records import GroupStats
 
 OP_HEADERS = ("", "issued", "failed", "ops/s", "mean", "p50", "p90", "p99", "p99.9", "max", "svc mean", "svc p99", "late p99")
+DATA_HEADERS = ("job", "layout", "tasks", "op", "calls", "failed", "MiB", "MiB/s", "mean ms", "p50 ms", "p99 ms")
 
 
 def status_html(run: RunData) -> str:
@@ -94,6 +96,35 @@ def commands_table(run: RunData) -> str:
 def types_table(run: RunData) -> str:
     rows = [_row(f"type {t}", stats) for t, stats in sorted(run.types.items(), key=lambda kv: -kv[1].issued)]
     return table(OP_HEADERS, rows)
+
+
+def data_jobs_table(run: RunData) -> str:
+    """One row per data job and op, as ``summary.json`` gives them; empty without data jobs.
+
+    The bandwidth is the bytes over the time the op was under way, not over the run: a job that
+    writes for one second of a ten-minute replay shows its disk's speed, as IOR would."""
+    rows = [
+        [
+            esc(s.job),
+            esc(s.layout),
+            fmt_num(s.tasks),
+            esc(s.op),
+            fmt_num(s.calls),
+            fmt_num(s.failed),
+            fmt_num(s.mib if s.moves_bytes else None),
+            fmt_num(s.bandwidth_mib_s if s.moves_bytes else None),
+            *(fmt_num(v, ms=True) for v in (s.latency_mean_ms, s.latency_p50_ms, s.latency_p99_ms)),
+        ]
+        for s in data_op_stats(run)
+    ]
+    if not rows:
+        return ""
+    note = (
+        "<p>Reads and writes of the data jobs run beside the replay. MiB/s: bytes moved over the time the op "
+        "was under way (from the first call's start to the last call's end of each task's pass); latency: one "
+        "call, from its start to its return.</p>"
+    )
+    return note + table(DATA_HEADERS, rows)
 
 
 def profile_html(run: RunData) -> str:

@@ -3,8 +3,9 @@
 Reports, comparisons and the runs catalog read runs only through :func:`load_run` and
 :class:`RunData`, so a renamed file or column is adapted here and nowhere else. The writer is
 ``mimesisbench.results.rundir`` / ``samples`` / ``summary`` (the coordinator); names are taken
-from there. Reading is lazy: JSON files are read at load time (they are small), samples and time
-series only when asked for, and samples as a ``polars.LazyFrame`` with the needed columns only.
+from there (``datajobs.trace`` for the data jobs' calls). Reading is lazy: JSON files are read at
+load time (they are small), samples, time series and data calls only when asked for, and samples
+and data calls as a ``polars.LazyFrame`` with the needed columns only.
 """
 
 from __future__ import annotations
@@ -51,8 +52,22 @@ TS_CLIENT_COLUMNS: frozenset[str] = frozenset(
 #: the op label of the all-operations rows in ``timeseries.parquet``
 TS_ALL = "all"
 
+#: columns of ``data_calls.parquet`` (see ``mimesisbench.datajobs.trace.SCHEMA``) that readers use
+DATA_JOB = "job"
+DATA_LAYOUT = "layout"
+DATA_TASK = "task"
+DATA_OP = "op"
+DATA_OFFSET = "offset"
+DATA_DONE = "done"
+DATA_START = "start_ns"
+DATA_END = "end_ns"
+DATA_ERRNO = "errno"
+DATA_COLUMNS: tuple[str, ...] = (DATA_JOB, DATA_LAYOUT, DATA_TASK, DATA_OP, DATA_OFFSET, DATA_DONE, DATA_START, DATA_END, DATA_ERRNO)
+
 #: Parquet/CSV files of a run directory that are not client-side results: candidates for server series
-KNOWN_FILES: frozenset[str] = frozenset({rundir.CONFIG, rundir.MANIFEST, rundir.SAMPLES, rundir.TIMESERIES, rundir.SUMMARY})
+KNOWN_FILES: frozenset[str] = frozenset(
+    {rundir.CONFIG, rundir.MANIFEST, rundir.SAMPLES, rundir.TIMESERIES, rundir.SUMMARY, rundir.DATA_CALLS}
+)
 
 
 class RunDirError(InputError):
@@ -126,6 +141,25 @@ def check_timeseries(path: Path) -> None:
     kinds = {TS_SECOND: "number", TS_OP: "label"}
     kinds.update({c: "number" for c in TS_CLIENT_COLUMNS if c not in kinds})
     _check_columns(path, _parquet_schema(path), kinds, (TS_SECOND, TS_OP))
+
+
+#: what each data-call column must be (a damaged or foreign file is named at load, not mid-report)
+_DATA_KINDS: dict[str, str] = {
+    DATA_JOB: "label",
+    DATA_LAYOUT: "label",
+    DATA_TASK: "integer",
+    DATA_OP: "label",
+    DATA_OFFSET: "number",
+    DATA_DONE: "number",
+    DATA_START: "number",
+    DATA_END: "number",
+    DATA_ERRNO: "integer",
+}
+
+
+def check_data_calls(path: Path) -> None:
+    """Raise :class:`RunDirError` unless ``path`` is a data-call table with the expected columns."""
+    _check_columns(path, _parquet_schema(path), _DATA_KINDS, DATA_COLUMNS)
 
 
 def collect(frames: Sequence[pl.LazyFrame], source: Path) -> list[pl.DataFrame]:
@@ -303,6 +337,27 @@ class RunData:
         casts = [pl.col(c).cast(pl.String) for c in (COL_OP, COL_OUTCOME) if c in columns]
         return frame.with_columns(casts) if casts else frame
 
+    @property
+    def data_calls_path(self) -> Path:
+        return self.path / rundir.DATA_CALLS
+
+    @property
+    def has_data_calls(self) -> bool:
+        """The run had data jobs and wrote their calls (``run --data-job``)."""
+        return self.data_calls_path.is_file()
+
+    def scan_data_calls(self, columns: Sequence[str] = DATA_COLUMNS) -> pl.LazyFrame:
+        """The data jobs' calls, lazily (a long run holds millions: read only what is needed),
+        with the labels as strings (collect with :func:`collect`)."""
+        if not self.has_data_calls:
+            raise RunDirError(f"{self.path}: no {rundir.DATA_CALLS} (the run had no data jobs)")
+        try:
+            frame = pl.scan_parquet(self.data_calls_path).select(list(columns))
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise RunDirError(f"{self.data_calls_path}: cannot be read ({_first_line(exc)})") from None
+        casts = [pl.col(c).cast(pl.String) for c in (DATA_JOB, DATA_LAYOUT, DATA_OP) if c in columns]
+        return frame.with_columns(casts) if casts else frame
+
     def timeseries(self) -> pl.DataFrame | None:
         if not self.timeseries_path.is_file():
             return None
@@ -366,6 +421,8 @@ def load_run(path: str | Path) -> RunData:
         check_samples(run_path / rundir.SAMPLES)
     if (run_path / rundir.TIMESERIES).exists():
         check_timeseries(run_path / rundir.TIMESERIES)
+    if (run_path / rundir.DATA_CALLS).exists():
+        check_data_calls(run_path / rundir.DATA_CALLS)
     return RunData(run_path, config, manifest, summary, extra)
 
 

@@ -188,6 +188,11 @@ class RunSummary(_Record):
         "(counted in operations under the command's own label)",
     )
     workers: list[dict[str, Any]] = Field(default_factory=list, description="how each worker ended")
+    data: dict[str, Any] | None = Field(
+        default=None,
+        description="the data jobs run beside the replay: per job and op, calls, bytes, span, bandwidth "
+        "(MiB/s) and call latency (ms) (datajobs.trace.data_summary); None without data jobs",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -2,7 +2,8 @@
 
 Files: ``config.json`` (resolved configuration), ``manifest.json`` (versions, host, schedule,
 times, complete flag, warnings), ``samples.parquet`` (raw samples), ``timeseries.parquet`` (per
-second and op), ``summary.json``; the three JSON files are the versioned records of
+second and op), ``summary.json``, ``data_calls.parquet`` (the data jobs' calls, when a run has
+data jobs: ``datajobs.trace``); the three JSON files are the versioned records of
 ``mimesisbench.results.records``; ``parts/`` holds the workers' raw part files while a run is
 under way (removed once merged into ``samples.parquet``).
 """
@@ -16,10 +17,11 @@ from pathlib import Path
 from mimesisbench.errors import ConfigError
 from mimesisbench.results.records import CONFIG, MANIFEST, SUMMARY
 
-__all__ = ["CONFIG", "MANIFEST", "PARTS", "SAMPLES", "SUMMARY", "TIMESERIES", "new_run_dir"]
+__all__ = ["CONFIG", "DATA_CALLS", "MANIFEST", "PARTS", "SAMPLES", "SUMMARY", "TIMESERIES", "new_run_dir"]
 
 SAMPLES = "samples.parquet"
 TIMESERIES = "timeseries.parquet"
+DATA_CALLS = "data_calls.parquet"
 PARTS = "parts"
 
 

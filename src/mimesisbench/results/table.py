@@ -64,3 +64,25 @@ def summary_table(summary: RunSummary | dict[str, Any], title: str = "phase 2") 
         f"lateness p99 {_ms(late.p99)} ms, max {_ms(late.max)} ms",
     )
     return Group(head, table)
+
+
+def data_table(summary: RunSummary | dict[str, Any]) -> Table | None:
+    """The data jobs of a run (None without): per job and op, calls, MiB/s and call latency."""
+    record = summary if isinstance(summary, RunSummary) else RunSummary.model_validate(summary)
+    if not record.data:
+        return None
+    table = Table(title="data jobs: bandwidth over each op's span, call latency in ms", title_justify="left",
+                  box=box.SIMPLE_HEAD)
+    for i, col in enumerate(["", "layout", "tasks", "calls", "failed", "MiB", "MiB/s", "mean", "p50", "p99"]):
+        table.add_column(col, justify="left" if i < 2 else "right", no_wrap=True)
+    for name, entry in record.data.get("jobs", {}).items():
+        job = entry.get("job", {})
+        for op, figures in entry.get("ops", {}).items():
+            latency = figures.get("latency_ms") or {}
+            table.add_row(
+                f"{name} {op}", str(job.get("layout", "")), str(job.get("tasks", "")), f"{figures['calls']:,}",
+                f"{figures.get('failed', 0):,}", f"{figures['bytes'] / 1024**2:,.1f}", f"{figures['bandwidth_mib_s']:,.1f}",
+                *(_ms(latency.get(k)) for k in ("mean", "p50", "p99")),
+            )
+    return table
+

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from mimesisbench.datajobs.spec import parse_data_jobs
 from mimesisbench.engine.ray_address import parse_engine
 from mimesisbench.errors import ConfigError
 
@@ -60,8 +61,16 @@ class RunConfig:
     #: working directory of a latency proxy started by ``mimesisbench proxy up`` (None: its
     #: default); a run whose backend goes through it records it (``network_proxy``)
     proxy_workdir: str | None = None
+    #: data jobs run beside the replay from the same barrier (``--data-job``; ``datajobs.spec``)
+    data_jobs: tuple[str, ...] = ()
+    #: replay the schedule (False: the data jobs alone, for as long as the replay would last)
+    replay: bool = True
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "data_jobs", tuple(self.data_jobs))
+        parse_data_jobs(self.data_jobs)  # ConfigError naming the bad part
+        if not self.replay and not self.data_jobs:
+            raise ConfigError("--no-replay runs the data jobs alone: give at least one --data-job")
         if not math.isfinite(self.time_scale) or self.time_scale < 0:
             raise ConfigError(f"--time-scale must be 0 or more (got {self.time_scale})")
         if self.rate is not None and not (math.isfinite(self.rate) and self.rate > 0):

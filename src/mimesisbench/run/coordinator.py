@@ -20,7 +20,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -30,9 +30,12 @@ import numpy as np
 import polars as pl
 from rich.console import Console
 
-from mimesisbench.backends.base import Backend
+from mimesisbench.backends.base import Backend, DataRoot
 from mimesisbench.backends.commands import CommandPlan, command_plan
-from mimesisbench.backends.registry import open_backend
+from mimesisbench.backends.registry import innermost_url, open_backend
+from mimesisbench.datajobs.spec import DataJob, parse_data_jobs
+from mimesisbench.datajobs.task import DataTaskSpec, remove_job_files
+from mimesisbench.datajobs.trace import data_summary, merge_data_parts
 from mimesisbench.engine.base import Crashed, Engine, EngineEvent
 from mimesisbench.engine.local import LocalEngine
 from mimesisbench.errors import ConfigError, MimesisError, RunIncomplete, SafetyError
@@ -43,6 +46,7 @@ from mimesisbench.results.samples import merge_parts, write_samples
 from mimesisbench.results.summary import summarize, timeseries
 from mimesisbench.run.clock import iso_utc
 from mimesisbench.run.config import RunConfig
+from mimesisbench.run.jobkinds import build_job
 from mimesisbench.run.partition import PartitionPlan, plan_partition
 from mimesisbench.run.phase1 import (
     Phase1Report,
@@ -53,7 +57,7 @@ from mimesisbench.run.phase1 import (
 from mimesisbench.run.probes import Probe, probes_for_run
 from mimesisbench.run.progress import Bar
 from mimesisbench.run.runlock import RunLock
-from mimesisbench.run.worker import Worker, WorkerSpec
+from mimesisbench.run.worker import WorkerSpec
 from mimesisbench.schedule import Schedule, load_schedule
 
 LOG = logging.getLogger(__name__)
@@ -115,6 +119,8 @@ def _sigterm_as_interrupt() -> Iterator[_Interrupts]:
 def _phase1_plan(backend: Backend, schedule: Schedule, config: RunConfig, warnings: list[str]) -> Phase1Report | None:
     """Phase 1's decision, taken before the run directory exists: a report when phase 1 is
     skipped, None when the namespace must be built; ``SafetyError`` for a used namespace."""
+    if not config.replay:
+        return Phase1Report(skipped=True, reason="--no-replay: the data jobs run alone")
     if backend.process_local:
         return Phase1Report(skipped=True, reason="in-process backend: each worker builds its own namespace")
     if config.skip_phase1:
@@ -217,15 +223,20 @@ def _replay(
     manifest: dict[str, Any],
     on_event: Callable[[EngineEvent], None] | None = None,
     on_start: Callable[[], None] | None = None,
+    data_specs: Sequence[DataTaskSpec] = (),
 ) -> tuple[list[WorkerResult | Crashed], bool]:
-    """Prepare, handshake, barrier, replay; returns every worker's end and whether Ctrl-C (or
-    SIGTERM) hit."""
+    """Prepare, handshake, barrier, replay; returns every worker's end (the replay's workers,
+    then the data tasks) and whether Ctrl-C (or SIGTERM) hit. The progress bar, the probes
+    (``on_event``) and the manifest's lanes are the replay's: data tasks are only waited for."""
     interrupted = False
+    counted = len(specs)
     try:
-        engine.prepare(specs)
+        engine.prepare([*specs, *data_specs])
         ready = engine.wait_ready(config.ready_timeout_s)
-        manifest["workers"] = [asdict(r) for r in ready]
-        impls = sorted({r.lane_impl for r in ready})
+        manifest["workers"] = [asdict(r) for r in ready if r.index < counted]
+        if data_specs:
+            manifest["data_tasks"] = [asdict(r) for r in ready if r.index >= counted]
+        impls = sorted({r.lane_impl for r in ready if r.index < counted})
         manifest["lane_impl"] = impls  # python, or native-<backend>-<version> (per worker: workers)
         manifest["native_lane"] = bool(impls) and all(i != "python" for i in impls)
         start_wall = time.time_ns() + int(config.start_margin_s * 1e9)
@@ -237,8 +248,14 @@ def _replay(
         issued: dict[int, int] = {}
         ended: set[int] = set()
         with Bar("phase 2: replay", total, "ops", console=console, enabled=show) as bar:
-            while len(ended) < len(specs):
+            while len(ended) < counted + len(data_specs):
                 for event in engine.poll(0.25):
+                    if event.index >= counted:  # a data task
+                        if not isinstance(event, Progress):
+                            ended.add(event.index)
+                            if isinstance(event, Crashed) or event.status != "complete":
+                                engine.stop()
+                        continue
                     if on_event is not None:
                         on_event(event)
                     if isinstance(event, Progress):
@@ -333,6 +350,7 @@ def _run_benchmark(
         if said:
             warnings.append(said)
         planned = _phase1_plan(backend, schedule, config, warnings)  # may refuse: before the run directory
+        data = _data_plan(config)  # may refuse too
         plan = plan_partition(schedule.files["type"].unique().to_list(), config.workers)
         run_dir = rundir.new_run_dir(config.out)
         try:
@@ -358,6 +376,8 @@ def _run_benchmark(
             "status": "phase1",
             "warnings": warnings,
         }
+        if data is not None:
+            manifest["data_jobs"] = {"target": data.root.target, "jobs": [job.describe() for job in data.jobs]}
         for probe in probes:  # from phase 1 on (JMX samples before the barrier have t_s < 0)
             manifest.update(probe.start(run_dir.name, schedule.n_events))
         _write_manifest(run_dir, manifest)
@@ -368,7 +388,7 @@ def _run_benchmark(
             console.print(phase1_announcement(backend, schedule, planned))
         return _run_phases(
             config, backend, schedule, plan, planned, run_dir, manifest, warnings, probes, interrupts,
-            console=console, show_progress=show_progress, engine=engine, commands=commands,
+            console=console, show_progress=show_progress, engine=engine, commands=commands, data=data,
         )
 
 
@@ -388,6 +408,7 @@ def _run_phases(
     show_progress: bool,
     engine: Engine | None,
     commands: CommandPlan | None = None,
+    data: DataPlan | None = None,
 ) -> RunReport:
     try:
         phase1 = _phase1(backend, schedule, config, planned, console, show_progress)
@@ -402,9 +423,10 @@ def _run_phases(
         _write_manifest(run_dir, manifest)
         raise
     manifest["phase1"] = asdict(phase1)
-    if not backend.process_local:
+    if not backend.process_local and config.replay:
         backend.write_marker(marker_text(schedule.namespace_hash(), "used"))
-    specs = _specs(config, schedule, plan, run_dir, backend)
+    specs = _specs(config, schedule, plan, run_dir, backend) if config.replay else []
+    data_specs = [] if data is None else data.specs(config, schedule, run_dir, first_index=len(specs))
     for probe in probes:
         probe.phase("replay")
 
@@ -420,7 +442,8 @@ def _run_phases(
     eng = engine or _make_engine(config)
     try:
         results, interrupted = _replay(
-            eng, specs, config, schedule.n_events, console, show_progress, manifest, on_event, on_start
+            eng, specs, config, schedule.n_events if config.replay else 0, console, show_progress, manifest, on_event,
+            on_start, data_specs,
         )
     except MimesisError as exc:
         manifest.update(status="failed", ended_at=iso_utc(), message=str(exc))
@@ -429,7 +452,8 @@ def _run_phases(
     finally:
         eng.close()
     for result in results:  # the final deltas of workers whose end the replay loop did not see
-        on_event(result)
+        if result.index < len(specs):
+            on_event(result)
     for probe in probes:
         probe.phase("writing")
         warnings.extend(probe.stop())
@@ -440,7 +464,7 @@ def _run_phases(
         except WRITE_ERRORS as exc:
             warnings.append(f"the {probe.name} probe could not write its results: {exc}")
     why = interrupts.describe() if interrupted else None
-    return _finish(run_dir, config, schedule, plan, manifest, results, why, warnings, commands)
+    return _finish(run_dir, config, schedule, plan, manifest, results, why, warnings, commands, data)
 
 
 def _make_engine(config: RunConfig) -> Engine:
@@ -449,10 +473,10 @@ def _make_engine(config: RunConfig) -> Engine:
 
     choice = parse_engine(config.engine)
     if choice.kind == "local":
-        return LocalEngine(Worker)
+        return LocalEngine(build_job)
     from mimesisbench.engine.ray_engine import RayEngine, RayOptions
 
-    return RayEngine(Worker, choice, RayOptions(spread=config.spread))
+    return RayEngine(build_job, choice, RayOptions(spread=config.spread))
 
 
 def _profile_hash(manifest: dict[str, Any]) -> str | None:
@@ -494,13 +518,18 @@ def _finish(
     interrupted: str | None,
     warnings: list[str],
     commands: CommandPlan | None = None,
+    data: DataPlan | None = None,
 ) -> RunReport:
-    """Merge the parts and write samples, time series, summary and manifest.
+    """Merge the parts and write samples, time series, summary and manifest (and the data jobs'
+    calls, ``data_calls.parquet``, with the summary's ``data`` section).
 
     A file that cannot be written (full or read-only disk) does not lose the rest: every other
     file is still attempted, the run is marked incomplete with the reason, and the workers' part
     files (what was measured) are kept in ``parts/`` unless ``samples.parquet`` holds them."""
     status, message = _end_state(results, interrupted, config)
+    n_replay = plan.n_workers if config.replay else 0
+    data_results = [r for r in results if r.index >= n_replay]
+    results = [r for r in results if r.index < n_replay]
     parts = [(r.index, r.part_path) for r in results if isinstance(r, WorkerResult) and r.part_path]
     parts = [(i, p) for i, p in parts if Path(p).is_file()]
     handed = [(r.index, _in_memory_part(r.samples)) for r in results if isinstance(r, WorkerResult) and r.samples]
@@ -523,6 +552,16 @@ def _finish(
     samples_written = attempt(run_dir / rundir.SAMPLES, lambda p: write_samples(samples, p))
     attempt(run_dir / rundir.TIMESERIES, lambda p: _write_parquet(timeseries(samples), p))
     labels = plan.worker_labels()
+    data_summary_: dict[str, Any] | None = None
+    if data is not None:
+        calls = data.calls(data_results, n_replay)
+        attempt(run_dir / rundir.DATA_CALLS, lambda p: _write_parquet(calls, p))
+        data_summary_ = data_summary(calls, data.jobs)
+        labels = [*labels[:n_replay], *data.labels()]
+        results = [*results, *data_results]
+        left = remove_job_files(data.root.target, data.jobs, data.root.client_config)
+        if left:
+            warnings.append(f"could not remove the data jobs' files: {', '.join(left)}")
     worker_ends = []
     for r in results:
         if isinstance(r, Crashed):
@@ -544,7 +583,8 @@ def _finish(
         samples,
         scheduled_total=schedule.n_events,
         complete=complete,
-        extra={"status": status, "message": message, "time_scale": config.time_scale, "workers": worker_ends},
+        extra={"status": status, "message": message, "time_scale": config.time_scale, "workers": worker_ends,
+               **({} if data_summary_ is None else {"data": data_summary_})},
         commands=commands,
     )
     if summary["operations_failed"]:
@@ -567,6 +607,70 @@ def _finish(
     if samples_written and (complete or parts):
         shutil.rmtree(run_dir / rundir.PARTS, ignore_errors=True)
     return RunReport(run_dir=run_dir, complete=complete, status=status, message=message, summary=summary, warnings=warnings)
+
+
+@dataclass(frozen=True)
+class DataPlan:
+    """A run's data jobs and where they write (decided before the run directory is made)."""
+
+    jobs: tuple[DataJob, ...]
+    root: DataRoot
+
+    def specs(self, config: RunConfig, schedule: Schedule, run_dir: Path, first_index: int) -> list[DataTaskSpec]:
+        """One spec per task, indexed after the replay's workers; each repeats whole passes until
+        the schedule's last operation is due (at the run's time scale)."""
+        last_us = int(schedule.events["time_us"].max() or 0) if schedule.n_events else 0  # type: ignore[arg-type]
+        until_ns = int(last_us * 1000 * config.time_scale)
+        out: list[DataTaskSpec] = []
+        for job in self.jobs:
+            for task in range(job.tasks):
+                out.append(DataTaskSpec(
+                    index=first_index + len(out), schedule_dir=str(schedule.root.resolve()),
+                    parts_dir=str(run_dir / rundir.PARTS), job=job, task=task, target=self.root.target,
+                    until_ns=until_ns, hdfs_config=dict(self.root.client_config),
+                ))
+        return out
+
+    def tasks(self) -> list[tuple[DataJob, int]]:
+        return [(job, task) for job in self.jobs for task in range(job.tasks)]
+
+    def labels(self) -> list[str]:
+        return [f"data:{job.name}/{task}" for job, task in self.tasks()]
+
+    def calls(self, results: list[WorkerResult | Crashed], first_index: int) -> pl.DataFrame:
+        """Every call the data tasks recorded (``datajobs.trace``), from their parts."""
+        tasks = self.tasks()
+        parts: list[tuple[DataJob, int, Any]] = []
+        for r in results:
+            if not isinstance(r, WorkerResult):
+                continue
+            job, task = tasks[r.index - first_index]
+            if r.part_path and Path(r.part_path).is_file():
+                parts.append((job, task, Path(r.part_path)))
+            elif r.samples:
+                parts.append((job, task, _in_memory_part(r.samples)))
+        return merge_data_parts(parts)
+
+
+def _data_plan(config: RunConfig) -> DataPlan | None:
+    """The run's data jobs and their directory; ``ConfigError`` for a backend that holds no data
+    or an N-1 layout where files have one writer (HDFS)."""
+    jobs = parse_data_jobs(config.data_jobs)
+    if not jobs:
+        return None
+    inner = open_backend(innermost_url(config.backend))
+    root = inner.data_root()
+    if root is None:
+        raise ConfigError(
+            f"--data-job: the {inner.scheme} backend keeps no file data; run data jobs on posix:DIR or hdfs://..."
+        )
+    shared = [job.name for job in jobs if job.shared]
+    if shared and not root.shared_writes:
+        raise ConfigError(
+            f"--data-job {shared[0]}: {inner.scheme} has no shared writes (a file has one writer, appending at its "
+            "end): use the n-n layout there"
+        )
+    return DataPlan(jobs, root)
 
 
 def _in_memory_part(arrays: dict[str, Any]) -> Path:

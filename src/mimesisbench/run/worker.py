@@ -12,7 +12,6 @@ shared with the engines and the monitors, which never import this module.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import os
 import sys
@@ -21,17 +20,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
 
 from mimesisbench.backends.base import Backend, NativeLaneRunner
 from mimesisbench.backends.registry import open_backend
-from mimesisbench.jobs import Progress, ReadyInfo, StopSignal, WorkerResult
+from mimesisbench.jobs import Progress, ReadyInfo, StopSignal, WorkerResult, wall_to_monotonic_ns, write_part_file
 from mimesisbench.monitoring.live_stats import LiveTap
 from mimesisbench.run import lanes as lanes_mod
-from mimesisbench.run.clock import wall_to_monotonic_ns
 from mimesisbench.run.lanes import Lane
 from mimesisbench.run.partition import PartitionPlan, lane_of, worker_expr
 from mimesisbench.run.phase1 import build_namespace
@@ -240,7 +238,7 @@ class Worker:
         write_error = ""
         arrays = self.part_arrays(origin)
         try:
-            part = write_part_file(Path(self.spec.parts_dir), self.spec.index, arrays)
+            part = write_part_file(Path(self.spec.parts_dir), "worker", self.spec.index, arrays)
         except OSError as exc:  # a full or read-only disk: the samples travel with the result instead
             unwritten = arrays
             write_error = (
@@ -306,7 +304,7 @@ class Worker:
 
     def write_part(self, origin: int) -> Path:
         """Write what every lane recorded (a prefix of each lane), times relative to the barrier."""
-        return write_part_file(Path(self.spec.parts_dir), self.spec.index, self.part_arrays(origin))
+        return write_part_file(Path(self.spec.parts_dir), "worker", self.spec.index, self.part_arrays(origin))
 
     def part_arrays(self, origin: int) -> dict[str, np.ndarray]:
         """What every lane recorded (a prefix of each lane), times relative to the barrier."""
@@ -324,22 +322,6 @@ class Worker:
             "outcome": np.concatenate(outs) if outs else np.zeros(0, np.uint8),
         }
         return arrays
-
-
-def write_part_file(parts_dir: Path, index: int, arrays: dict[str, np.ndarray]) -> Path:
-    """Atomically write one worker's samples (``row``, ``start_ns``, ``end_ns``, ``outcome``)."""
-    parts_dir.mkdir(parents=True, exist_ok=True)
-    final = parts_dir / f"worker-{index}.npz"
-    tmp = parts_dir / f"worker-{index}.tmp.npz"
-    try:
-        named: dict[str, Any] = arrays  # by name (numpy's stubs would also match a ** dict to allow_pickle)
-        np.savez(tmp, **named)
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(OSError):  # no half-written part left behind (it only takes space)
-            tmp.unlink(missing_ok=True)
-        raise
-    return final
 
 
 def native_can_run(runner: NativeLaneRunner, ops: np.ndarray) -> bool:

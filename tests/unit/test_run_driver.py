@@ -17,7 +17,7 @@ from tests.unit.cli_run import run_cli
 from tests.unit.test_run_schedules import workload
 
 from mimesisbench.backends import safety
-from mimesisbench.cli.main import cli
+from mimesisbench.cli.main import _register, cli
 from mimesisbench.errors import (
     ConfigError,
     EnvironmentProblem,
@@ -116,6 +116,13 @@ def test_a_run_without_a_local_base_locks_its_output_folder(tmp_path: Path) -> N
     with coordinator._run_lock(Remote("memory"), config), pytest.raises(SafetyError, match="run folder"):
         coordinator._run_lock(Remote("memory"), config).__enter__()
     assert list((tmp_path / "runs").iterdir()) == []  # no lock file among the run directories
+
+
+@pytest.fixture(autouse=True)
+def _verbs() -> None:
+    """The group's commands, as ``main`` registers them before parsing (without this the tests
+    that invoke ``cli`` passed only after another test had called ``main``)."""
+    _register()
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from mimesisbench.errors import ConfigError, InputError
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.units import scaled
 
 WRAPPER_KINDS = ("delay", "rate", "fail")
 #: the audit commands that change the namespace: the ``write`` class of ``rate:read=..,write=..``
@@ -54,10 +55,10 @@ def op_class(op: OpCode) -> str:
 
 def parse_duration(text: str, what: str) -> float:
     """Seconds from ``2ms``, ``150us``, ``1.5s`` (a unit is required: ``2`` is ambiguous)."""
-    m = _DURATION.match(text)
-    if m is None:
+    value = scaled(_DURATION, _UNITS, text)
+    if value is None:
         raise ConfigError(f"{what}: {text.strip()!r} is not a duration (write e.g. 2ms, 150us, 1.5s)")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+    return value
 
 
 def _number(text: str, what: str) -> float:

@@ -8,13 +8,11 @@ from typing import Any
 
 import click
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from mimesisbench.cli.options import output_option
+from mimesisbench.cli.options import max_drift_seconds, output_option, table_console
 from mimesisbench.errors import ConfigError
 from mimesisbench.run.config import MAX_CONCURRENCY, MAX_WORKERS
-from mimesisbench.units import parse_duration_ms
 
 
 def _ci(interval: dict[str, Any], digits: int) -> str:
@@ -58,12 +56,9 @@ def interfere_command(
     from mimesisbench.run.config import RunConfig
     from mimesisbench.run.interference import InterferenceConfig, run_interference
 
-    drift = None if max_drift.strip().lower() in ("off", "none", "0") else parse_duration_ms(max_drift, option="--max-drift") / 1000.0
     run = RunConfig(schedule=str(schedule), backend=backend, out=str(output), workers=workers, concurrency=concurrency,
-                    max_drift_s=drift, time_scale=time_scale, data_jobs=data_jobs)
-    console = Console()
-    if not console.is_terminal:  # to a file or pipe: wide enough for the table
-        console = Console(width=max(console.width, 160))
+                    max_drift_s=max_drift_seconds(max_drift), time_scale=time_scale, data_jobs=data_jobs)
+    console = table_console(160)
 
     def on_run(i: int, n: int, kind: str, report: Any) -> None:
         state = "complete" if report.complete else f"[red]{report.status}[/]: {report.message}"

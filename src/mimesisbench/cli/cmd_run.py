@@ -9,19 +9,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from mimesisbench.cli.options import output_option
+from mimesisbench.cli.options import max_drift_seconds, output_option, table_console
 from mimesisbench.errors import ConfigError
 from mimesisbench.run.config import MAX_CONCURRENCY, MAX_WORKERS
 from mimesisbench.units import parse_duration_ms
 
 #: the demo replays the built-in profile accelerated to about this long
 DEMO_TARGET_MS = 60_000
-
-
-def _drift(text: str) -> float | None:
-    if text.strip().lower() in ("off", "none", "0"):
-        return None
-    return parse_duration_ms(text, option="--max-drift") / 1000.0
 
 
 def _rate(text: str) -> float:
@@ -35,12 +29,6 @@ def _rate(text: str) -> float:
     if not rate > 0 or rate == float("inf"):
         raise ConfigError(f"--rate must be a positive number of operations per second (got {text!r})")
     return rate
-
-
-def _console() -> Console:
-    """A console; when output goes to a file or pipe, wide enough for the summary table."""
-    console = Console()
-    return console if console.is_terminal else Console(width=max(console.width, 132))
 
 
 def _report(console: Console, report: object) -> None:
@@ -178,7 +166,7 @@ def run_command(
         out=out,
         workers=workers,
         concurrency=concurrency,
-        max_drift_s=_drift(max_drift),
+        max_drift_s=max_drift_seconds(max_drift),
         time_scale=1.0 if time_scale is None else time_scale,
         rate=None if rate_text is None else _rate(rate_text),
         reuse=reuse,
@@ -196,7 +184,7 @@ def run_command(
         data_jobs=data_jobs,
         replay=not no_replay,
     )
-    console = _console()
+    console = table_console()
     report = run_benchmark(config, console=console, show_progress=not quiet)
     _report(console, report)
     raise_if_incomplete(report)
@@ -223,7 +211,7 @@ def demo_command(out: str, keep: bool, seed: int, quiet: bool) -> None:
     from mimesisbench.run.config import RunConfig
     from mimesisbench.run.coordinator import raise_if_incomplete, run_benchmark
 
-    console = _console()
+    console = table_console()
     text = resources.files("mimesisbench").joinpath("data/demo_profile.json").read_text(encoding="utf-8")
     profile = profile_from_dict(json.loads(text), "demo_profile.json (built in)")
     scale = demo_time_scale(profile.window_ms)

@@ -10,6 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
+from rich.console import Console
+
+from mimesisbench.units import parse_duration_ms
 
 
 class HiddenAliasOption(click.Option):
@@ -31,3 +34,17 @@ class HiddenAliasOption(click.Option):
 def output_option(dest: str = "output", **attrs: Any) -> Any:
     """``-o/--output`` (``--out`` accepted as a hidden alias), stored in ``dest``."""
     return click.option("-o", "--output", dest, cls=HiddenAliasOption, hidden_aliases=("--out",), **attrs)
+
+
+def max_drift_seconds(text: str) -> float | None:
+    """``--max-drift``: a duration in seconds, or None for ``off`` (also ``none``, ``0``)."""
+    if text.strip().lower() in ("off", "none", "0"):
+        return None
+    return parse_duration_ms(text, option="--max-drift") / 1000.0
+
+
+def table_console(min_width: int = 132) -> Console:
+    """A console; when output goes to a file or pipe, at least ``min_width`` wide for tables."""
+    console = Console()
+    return console if console.is_terminal else Console(width=max(console.width, min_width))
+

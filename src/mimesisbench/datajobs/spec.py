@@ -34,22 +34,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mimesisbench.errors import ConfigError
+from mimesisbench.units import parse_size
 
 LAYOUTS = ("n-n", "n-1-segmented", "n-1-strided")
 OPS = ("write", "read")
 MAX_TASKS = 1024
-_SIZE = re.compile(r"^\s*(\d+)\s*(B|KiB|MiB|GiB|K|M|G|k)?\s*$")
-_SIZE_UNITS = {None: 1, "B": 1, "K": 1024, "k": 1024, "KiB": 1024, "M": 1024**2, "MiB": 1024**2, "G": 1024**3, "GiB": 1024**3}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _KEYS = ("tasks", "block", "transfer", "segments", "ops", "fsync", "keep", "name", "passes")
-
-
-def parse_size(text: str, what: str) -> int:
-    """Bytes from ``4MiB``, ``64KiB``, ``512`` (K, M, G are binary too, as in IOR)."""
-    m = _SIZE.match(text)
-    if m is None:
-        raise ConfigError(f"{what}: {text.strip()!r} is not a size (write e.g. 4MiB, 64KiB or bytes)")
-    return int(m.group(1)) * _SIZE_UNITS[m.group(2)]
 
 
 def _flag(text: str, what: str) -> bool:

@@ -141,12 +141,17 @@ class _Calls:
     errno: np.ndarray = field(default_factory=lambda: np.zeros(CHUNK, np.int32))
     pass_no: np.ndarray = field(default_factory=lambda: np.zeros(CHUNK, np.int32))
 
-    def room(self) -> None:
-        if self.n < self.start_ns.size:
-            return
-        for name in ("start_ns", "end_ns", "op", "file", "offset", "size", "done", "errno", "pass_no"):
-            old = getattr(self, name)
-            setattr(self, name, np.concatenate([old, np.zeros(CHUNK, old.dtype)]))
+    def add(self, start: int, end: int, op: int, file: int, offset: int, size: int, done: int, code: int,
+            pass_no: int) -> None:
+        """Record one call (the arrays grow by ``CHUNK`` when full)."""
+        i = self.n
+        if i == self.start_ns.size:
+            for name in ("start_ns", "end_ns", "op", "file", "offset", "size", "done", "errno", "pass_no"):
+                old = getattr(self, name)
+                setattr(self, name, np.concatenate([old, np.zeros(CHUNK, old.dtype)]))
+        self.start_ns[i], self.end_ns[i], self.op[i], self.file[i] = start, end, op, file
+        self.offset[i], self.size[i], self.done[i], self.errno[i], self.pass_no[i] = offset, size, done, code, pass_no
+        self.n = i + 1
 
     def arrays(self, origin: int) -> dict[str, np.ndarray]:
         n = self.n
@@ -243,38 +248,27 @@ class DataTask:
     def _one_file_pass(self, files: _Files, op: int, buffer: memoryview, stop: StopSignal) -> Iterator[None]:
         """Every call of one pass of ``op`` (a generator: the caller reports progress between calls)."""
         calls, job = self.calls, self.spec.job
+        file_no = 0 if job.shared else self.spec.task
         files.begin(self.path, op)
         clock = time.monotonic_ns
         try:
             for offset in self.offsets.tolist():
                 if stop.is_set():
                     return
-                calls.room()
-                i = calls.n
                 code, done = 0, 0
                 t0 = clock()
                 try:
                     done = files.call(op, offset, buffer)
                 except OSError as exc:
                     code = exc.errno or errno.EIO
-                t1 = clock()
-                calls.start_ns[i], calls.end_ns[i], calls.op[i], calls.file[i] = t0, t1, op, self.spec.task if not job.shared else 0
-                calls.offset[i], calls.size[i], calls.done[i], calls.errno[i] = offset, job.transfer, done, code
-                calls.pass_no[i] = self.passes
-                calls.n = i + 1
+                calls.add(t0, clock(), op, file_no, offset, job.transfer, done, code, self.passes)
                 if code:
                     raise OSError(code, os.strerror(code), self.path)
                 yield
             if op == WRITE and job.fsync:
-                calls.room()
-                i = calls.n
                 t0 = clock()
                 files.sync()
-                t1 = clock()
-                calls.start_ns[i], calls.end_ns[i], calls.op[i], calls.file[i] = t0, t1, FSYNC, self.spec.task if not job.shared else 0
-                calls.offset[i], calls.size[i], calls.done[i], calls.errno[i] = 0, 0, 0, 0
-                calls.pass_no[i] = self.passes
-                calls.n = i + 1
+                calls.add(t0, clock(), FSYNC, file_no, 0, 0, 0, 0, self.passes)
         finally:
             files.end()
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psutil
+
+from mimesisbench.errors import BackendError
 
 CREATE_TIME_TOLERANCE_S = 0.05
 
@@ -141,3 +144,18 @@ def _reap_if_our_zombie(record: ProcessRecord) -> None:
             os.waitpid(record.pid, os.WNOHANG)
     except (psutil.Error, ChildProcessError):
         pass
+
+
+_Record = TypeVar("_Record")
+
+
+def read_state_file(path: Path, parse: Callable[[dict[str, Any]], _Record], what: str) -> _Record | None:
+    """The record a daemon's state file holds (``parse`` of its JSON), None when there is none;
+    ``BackendError`` naming ``what`` when it cannot be read (the cluster's, the proxy's)."""
+    if not path.is_file():
+        return None
+    try:
+        return parse(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BackendError(f"{what} {path} is unreadable ({exc}); remove it") from None
+

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mimesisbench.errors import BackendError, MimesisError
-from mimesisbench.hdfs.processes import ProcessRecord
+from mimesisbench.errors import MimesisError
+from mimesisbench.hdfs.processes import ProcessRecord, read_state_file
 from mimesisbench.hdfs.site import Ports
 
 STATE_VERSION = 1
@@ -54,12 +54,7 @@ class ClusterState:
 
 
 def read_state(path: Path) -> ClusterState | None:
-    if not path.is_file():
-        return None
-    try:
-        return ClusterState.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise BackendError(f"the cluster state file {path} is unreadable ({exc}); remove it") from exc
+    return read_state_file(path, ClusterState.from_json, "the cluster state file")
 
 
 def write_state(path: Path, state: ClusterState) -> None:

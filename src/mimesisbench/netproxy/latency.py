@@ -32,7 +32,7 @@ from typing import Any
 from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import BackendError, ConfigError
 from mimesisbench.hdfs.ports import free_port
-from mimesisbench.hdfs.processes import ProcessRecord, start_daemon, stop
+from mimesisbench.hdfs.processes import ProcessRecord, read_state_file, start_daemon, stop
 from mimesisbench.netproxy.toxiproxy import DEFAULT_VERSION, ToxiproxyApi, ensure_toxiproxy
 
 DEFAULT_WORKDIR = Path(".mimesisbench/proxy")
@@ -103,13 +103,7 @@ class ProxyState:
 
 
 def read_state(workdir: Path) -> ProxyState | None:
-    path = workdir / STATE_FILE
-    if not path.is_file():
-        return None
-    try:
-        return ProxyState.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise BackendError(f"proxy state file {path} is unreadable ({exc}); remove it") from None
+    return read_state_file(workdir / STATE_FILE, ProxyState.from_json, "proxy state file")
 
 
 def running_state(workdir: Path) -> ProxyState | None:

@@ -328,14 +328,7 @@ class RunData:
 
     def scan_samples(self, columns: Sequence[str] = SAMPLE_COLUMNS) -> pl.LazyFrame:
         """The raw samples, lazily, with the op and outcome as strings (collect with :func:`collect`)."""
-        if not self.has_samples:
-            raise RunDirError(f"{self.path}: no {rundir.SAMPLES} (the run wrote no samples)")
-        try:
-            frame = pl.scan_parquet(self.samples_path).select(list(columns))
-        except (OSError, pl.exceptions.PolarsError) as exc:
-            raise RunDirError(f"{self.samples_path}: cannot be read ({_first_line(exc)})") from None
-        casts = [pl.col(c).cast(pl.String) for c in (COL_OP, COL_OUTCOME) if c in columns]
-        return frame.with_columns(casts) if casts else frame
+        return self._scan(self.samples_path, "the run wrote no samples", columns, (COL_OP, COL_OUTCOME))
 
     @property
     def data_calls_path(self) -> Path:
@@ -349,13 +342,18 @@ class RunData:
     def scan_data_calls(self, columns: Sequence[str] = DATA_COLUMNS) -> pl.LazyFrame:
         """The data jobs' calls, lazily (a long run holds millions: read only what is needed),
         with the labels as strings (collect with :func:`collect`)."""
-        if not self.has_data_calls:
-            raise RunDirError(f"{self.path}: no {rundir.DATA_CALLS} (the run had no data jobs)")
+        return self._scan(self.data_calls_path, "the run had no data jobs", columns, (DATA_JOB, DATA_LAYOUT, DATA_OP))
+
+    def _scan(self, path: Path, why_missing: str, columns: Sequence[str], labels: Sequence[str]) -> pl.LazyFrame:
+        """``columns`` of the Parquet file ``path`` of this run, lazily, its ``labels`` (categorical
+        columns) as strings; ``RunDirError`` when it is missing or unreadable."""
+        if not path.is_file():
+            raise RunDirError(f"{self.path}: no {path.name} ({why_missing})")
         try:
-            frame = pl.scan_parquet(self.data_calls_path).select(list(columns))
+            frame = pl.scan_parquet(path).select(list(columns))
         except (OSError, pl.exceptions.PolarsError) as exc:
-            raise RunDirError(f"{self.data_calls_path}: cannot be read ({_first_line(exc)})") from None
-        casts = [pl.col(c).cast(pl.String) for c in (DATA_JOB, DATA_LAYOUT, DATA_OP) if c in columns]
+            raise RunDirError(f"{path}: cannot be read ({_first_line(exc)})") from None
+        casts = [pl.col(c).cast(pl.String) for c in labels if c in columns]
         return frame.with_columns(casts) if casts else frame
 
     def timeseries(self) -> pl.DataFrame | None:

@@ -621,15 +621,13 @@ class DataPlan:
         the schedule's last operation is due (at the run's time scale)."""
         last_us = int(schedule.events["time_us"].max() or 0) if schedule.n_events else 0  # type: ignore[arg-type]
         until_ns = int(last_us * 1000 * config.time_scale)
-        out: list[DataTaskSpec] = []
-        for job in self.jobs:
-            for task in range(job.tasks):
-                out.append(DataTaskSpec(
-                    index=first_index + len(out), schedule_dir=str(schedule.root.resolve()),
-                    parts_dir=str(run_dir / rundir.PARTS), job=job, task=task, target=self.root.target,
-                    until_ns=until_ns, hdfs_config=dict(self.root.client_config),
-                ))
-        return out
+        return [
+            DataTaskSpec(
+                index=first_index + i, schedule_dir=str(schedule.root.resolve()), parts_dir=str(run_dir / rundir.PARTS),
+                job=job, task=task, target=self.root.target, until_ns=until_ns, hdfs_config=dict(self.root.client_config),
+            )
+            for i, (job, task) in enumerate(self.tasks())
+        ]
 
     def tasks(self) -> list[tuple[DataJob, int]]:
         return [(job, task) for job in self.jobs for task in range(job.tasks)]

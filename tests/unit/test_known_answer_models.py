@@ -660,3 +660,77 @@ def test_a_job_loops_cycle_keeps_its_length(tmp_path: Path, capsys: pytest.Captu
     near = float(np.mean(np.abs(gaps - 5.0) < 0.25))
     assert near > 0.8, (near, np.quantile(gaps, [0.1, 0.5, 0.9]))
     assert check_schedule(tmp_path / "schedule").ok
+
+
+def benchmark_files_trace(rng: np.random.Generator) -> list[tuple[float, str, str, str]]:
+    """Twenty rounds a minute apart, each making eight files within a second: four a benchmark
+    reads 7 s after making them, deletes 8 s later, makes again 6 s after that and renames 8 s
+    later (so each is made twice, 21 s apart); four a reader looks up 0.2 s after they are made,
+    opens 0.2 s later and deletes at 3 s."""
+    events: list[tuple[float, str, str, str]] = []
+    for r in range(20):
+        t0 = 1000.0 + 60_000.0 * r
+        for i in range(4):
+            t = t0 + float(rng.uniform(0, 1000))
+            path = f"/bench/data/file_{r}_{i}"
+            events += [(t, "create", path, "null"), (t + 7000, "open", path, "null"),
+                       (t + 15_000, "delete", path, "null"), (t + 21_000, "create", path, "null"),
+                       (t + 29_000, "rename", path, f"/bench/done/file_{r}_{i}")]
+            t = t0 + float(rng.uniform(0, 1000))
+            path = f"/bench/read/file_{r}_{i}"
+            events += [(t, "create", path, "null"), (t + 200, "getfileinfo", path, "null"),
+                       (t + 400, "open", path, "null"), (t + 3000, "delete", path, "null")]
+    return events
+
+
+def test_a_kept_stream_starts_when_its_object_s_did(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kept stream keeps when it starts (``stream_starts``): in one type the benchmark's files
+    are read 7 s after they are made and the reader's 0.2 s; drawn from the type's first-access
+    delays apart from the stream, half the benchmark's files were read 0.2 s after being made and
+    made again 14 s after the first time, not 21 s."""
+    trace = benchmark_files_trace(np.random.default_rng(5))
+    events = _fit_and_generate(_write(tmp_path / "bench.audit.log", trace), tmp_path, capsys, types="1")
+    profile = json.loads((tmp_path / "profile.json").read_text(encoding="utf-8"))
+    chains = [t["commands"] for t in profile["types"] if t.get("kind", "file") == "file" and t.get("commands")]
+    assert len(chains) == 1 and len(chains[0]["stream_starts"]) == 2 * len(chains[0]["streams"]) > 0, chains
+    made = events.filter(pl.col("op").is_in([int(OpCode.CREATE), int(OpCode.CREATE_OVERWRITE)])).sort("target", "time_us")
+    gaps = made.select(pl.col("time_us").diff().over("target").alias("gap")).drop_nulls()["gap"].to_numpy() / 1e6
+    assert gaps.size >= 60, gaps.size
+    near = float(np.mean(np.abs(gaps - 21.0) < 1.0))
+    assert near > 0.8, (near, np.quantile(gaps, [0.1, 0.5, 0.9]))
+    assert check_schedule(tmp_path / "schedule").ok
+
+
+def control_directories_trace(rng: np.random.Generator) -> list[tuple[float, str, str, str]]:
+    """Four benchmark loops for 10 minutes, each with its control directory: every 6 s (+-1 %) the
+    loop deletes the directory, creates two control files of the cycle in it (50 and 150 ms
+    later: the creates make it again) and reads them 1 and 4 s later; the directory's own stream
+    is deletes only, 6 s apart, and the last one removes it."""
+    events: list[tuple[float, str, str, str]] = []
+    for loop in range(4):
+        control = f"/bench/loop{loop}/control"
+        t = 500.0 + 1500.0 * loop
+        cycle = 0
+        while t < 590_000:
+            events.append((t, "delete", control, "null"))
+            for i, (made, read) in enumerate(((50, 1000), (150, 4000))):
+                path = f"{control}/cycle_{cycle}_{i}"
+                events += [(t + made, "create", path, "null"), (t + read, "open", path, "null")]
+            t += 6000 * float(rng.uniform(0.99, 1.01))
+            cycle += 1
+    return events
+
+
+def test_a_directory_deleted_every_cycle_keeps_its_deletes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A directory deleted every 6 s and made again between by the files created in it: each of
+    its deletes stays a delete (a file made between two of them goes into it), 6 s apart. With
+    every other delete made a mkdirs, half of them were lost and the others came 12 s apart."""
+    trace = control_directories_trace(np.random.default_rng(7))
+    events = _fit_and_generate(_write(tmp_path / "control.audit.log", trace), tmp_path, capsys)
+    deletes = events.filter(pl.col("op") == int(OpCode.DELETE_DIR)).sort("target", "time_us")
+    n_trace = sum(1 for e in trace if e[1] == "delete")
+    assert deletes.height >= 0.9 * n_trace, (deletes.height, n_trace)
+    gaps = deletes.select(pl.col("time_us").diff().over("target").alias("gap")).drop_nulls()["gap"].to_numpy() / 1e6
+    near = float(np.mean(np.abs(gaps - 6.0) < 0.5))
+    assert near > 0.8, (near, np.quantile(gaps, [0.1, 0.5, 0.9]))
+    assert check_schedule(tmp_path / "schedule").ok

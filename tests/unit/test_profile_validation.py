@@ -93,6 +93,9 @@ CASES += [
     # kept streams' gap codes: two digits per gap, one string per kept stream
     (_chain(streams=["ABA", "AB"], stream_gaps="AAAA"), "types[0].commands.stream_gaps: has 4 characters, not 6"),
     (_chain(streams=["ABA"], stream_gaps="AA*A"), "types[0].commands.stream_gaps: holds '*'"),
+    # kept streams' start codes: two digits per kept stream
+    (_chain(streams=["ABA", "AB"], stream_starts="AAA"), "types[0].commands.stream_starts: has 3 characters, not 4"),
+    (_chain(streams=["ABA"], stream_starts="A*"), "types[0].commands.stream_starts: holds '*'"),
 ]
 
 

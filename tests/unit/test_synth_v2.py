@@ -395,8 +395,10 @@ def _deleting_directory_law() -> ChainLaw:
 def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None:
     """A job checks that its output is gone (``delete``, then ``getfileinfo``s that miss) before it
     writes it again. The lookups after the delete stay lookups (GETFILEINFO_ABSENT); only the first
-    other access re-creates the object, and a delete right after a delete's lookups is that
-    re-creation (it starts no run of its own)."""
+    other access re-creates the object. A directory's delete right after a delete's lookups is that
+    re-creation and starts a run of its own: it waits as a MKDIRS_EXISTING for ``synth.recreation``
+    to give it its delete back (its own command in the high byte: the next test), and the lookups
+    after it miss."""
     law = _deleting_directory_law()
     gfi, dele, ls = 0, 1, 2
     streams = [[dele, gfi, gfi, ls, dele], [ls, dele, dele, dele, gfi, ls], [dele, gfi], [gfi, dele, gfi, dele, gfi]]
@@ -407,11 +409,12 @@ def test_lookups_after_a_mid_stream_delete_are_misses_not_re_creations() -> None
     absent, mk, dd, gd, ld = o.GETFILEINFO_ABSENT_DIR, o.MKDIRS_EXISTING, o.DELETE_DIR, o.GETFILEINFO_DIR, o.LIST_DIR
     assert [OpCode(x) for x in ops] == [
         dd, absent, absent, mk, dd,
-        ld, dd, mk, dd, absent, mk,
+        ld, dd, mk, mk, absent, mk,
         dd, absent,
-        gd, dd, absent, mk, gd,
+        gd, dd, absent, mk, absent,
     ]
-    assert law.ends_deleted(ops, counts, counts).tolist() == [True, False, True, False]
+    # a stream that ends with a delete waiting for its re-creation is gone: no lifecycle delete follows
+    assert law.ends_deleted(ops, counts, counts, states).tolist() == [True, False, True, True]
 
 
 def test_kept_streams_hand_out_their_gap_cells() -> None:
@@ -460,8 +463,9 @@ def test_objects_of_one_access_take_the_kept_sequences_before_the_kept_single_ac
 
 def test_the_command_of_an_implicit_re_creation_is_kept() -> None:
     """The first non-lookup access after a directory's mid-stream delete re-creates it; when that
-    access was not a delete (or a mkdirs), its own command rides in the high byte for
-    ``synth.recreation`` (a job lists its output directory once a task has made it again)."""
+    access was not a mkdirs, its own command rides in the high byte for ``synth.recreation`` (a
+    job lists its output directory once a task has made it again; a job deletes its control
+    directory every 6 s, made again between by the files it creates in it)."""
     law = _deleting_directory_law()
     gfi, dele, ls = 0, 1, 2
     streams = [[dele, gfi, gfi, ls, dele], [ls, dele, dele, dele, gfi, ls], [gfi, dele, gfi, dele, gfi]]
@@ -471,8 +475,9 @@ def test_the_command_of_an_implicit_re_creation_is_kept() -> None:
     marked = law.with_origins(states, ops)
     assert ((marked & 0xFF) == ops).all()
     origin = marked >> ORIGIN_SHIFT
-    assert np.flatnonzero(origin).tolist() == [3, 10]  # the listings; the deletes made re-creations are not
+    assert np.flatnonzero(origin).tolist() == [3, 7, 8, 10, 14]  # the listings and the deletes after deletes
     assert (origin[[3, 10]] == OpCode.LIST_DIR).all()
+    assert (origin[[7, 8, 14]] == OpCode.DELETE_DIR).all()
     files = ChainLaw(v2_profile().types[0])
     fs = files.states(np.array([6, 6]), np.random.default_rng(1))
     assert (files.with_origins(fs, files.labels(fs, np.array([6, 6]))) >> ORIGIN_SHIFT == 0).all()
@@ -518,6 +523,28 @@ def test_an_implicit_re_creation_gets_the_file_that_moves_least() -> None:
     done = resolve(key, meta, target, np.array([2, 40]) * sec, np.array([6, 50]) * sec, window_us=1000 * sec)
     # file 0 moves to the delete + the guard (file 1 would move back by 20 s)
     assert done.files.tolist() == [0] and done.shift_us.tolist() == [8 * sec + GUARD_US]
+
+
+def test_a_delete_after_a_delete_gets_a_file_that_is_done_before_it() -> None:
+    """Directory 7 is deleted at 10 s and again at 16 s (a job's control directory, made again
+    between by the files the job creates in it): the second delete waits as a MKDIRS_EXISTING
+    with its own command in the high byte. The file that goes in must be done before that delete
+    (by the guard), not merely before the directory's next one: file 1 (11.5..18 s) would
+    outlive it, so file 0 (9..10.5 s) goes in, moved to just after the first delete; the delete
+    gets its command back. The third delete (at 22 s) gets a file made after the second (file 2),
+    not one made before it (file 3 spans the second delete)."""
+    o = OpCode
+    sec = 1_000_000
+    key, meta, target = _dir_events(
+        (10 * sec, o.DELETE_DIR, 7, 0), (16 * sec, o.MKDIRS_EXISTING, 7, int(o.DELETE_DIR)),
+        (22 * sec, o.MKDIRS_EXISTING, 7, int(o.DELETE_DIR)),
+    )  # fmt: skip
+    made = np.array([9_000, 11_500, 17_000, 12_000], dtype=np.int64) * 1000
+    last = np.array([10_500, 18_000, 18_000, 19_000], dtype=np.int64) * 1000
+    done = resolve(key, meta, target, made, last, window_us=1000 * sec)
+    assert (meta & 0xFF).tolist() == [o.DELETE_DIR] * 3
+    assert done.files.tolist() == [0, 2] and done.dirs.tolist() == [7, 7] and done.kept_mkdirs == 0
+    assert done.shift_us.tolist() == [1 * sec + GUARD_US, 0]
 
 
 def test_a_directory_deleted_mid_stream_is_made_again_by_a_file_created_in_it(tmp_path: Path) -> None:

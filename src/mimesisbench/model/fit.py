@@ -35,6 +35,7 @@ from mimesisbench.profile.schema import (
     MAX_COMMANDS,
     MAX_KEPT_STREAM_ACCESSES,
     MAX_SEQUENCE_LENGTH,
+    NO_CODE,
     STREAM_ALPHABET,
     ChainWalk,
     CommandChain,
@@ -368,17 +369,51 @@ def _bincount(values: NDArray[np.integer], minlength: int) -> NDArray[np.int64]:
     return out
 
 
+@dataclass(frozen=True)
+class _StreamBounds:
+    """When a type's accessed objects' streams begin and end (``rows``: their object rows,
+    ascending): ``start_ms``, the first access's delay from the object's creation (or the
+    window's start for one that existed before it), with its law ``start_law``
+    (``FileType.activation_delay``); ``end_ms``, the time from the last access to the object's
+    deletion (-1: not deleted in the window), with its law ``end_law`` (None: none deleted).
+    For the kept streams' start and end codes."""
+
+    rows: NDArray[np.intp]
+    start_ms: NDArray[np.int64]
+    start_law: Distribution
+    end_ms: NDArray[np.int64]
+    end_law: Distribution | None
+
+    def _at(self, rows: NDArray[np.integer]) -> NDArray[np.intp]:
+        return np.minimum(np.searchsorted(self.rows, rows), max(self.rows.size - 1, 0))
+
+    def codes(self, rows: NDArray[np.integer], rng: np.random.Generator) -> tuple[str, str]:
+        """``CommandChain.stream_starts`` and ``stream_ends`` of kept streams of the objects ``rows``."""
+        at = self._at(rows)
+        starts = _quantile_codes(self.start_ms[at].astype(np.float64), self.start_law, rng)
+        if self.end_law is None:
+            return starts, ""
+        end = self.end_ms[at]
+        digits = np.full((at.size, GAP_CODE_CHARS), ord(NO_CODE), dtype=np.uint8)
+        deleted = np.flatnonzero(end >= 0)
+        if deleted.size:
+            coded = _quantile_codes(end[deleted].astype(np.float64), self.end_law, rng)
+            digits[deleted] = np.frombuffer(coded.encode("ascii"), dtype=np.uint8).reshape(-1, GAP_CODE_CHARS)
+        return starts, digits.tobytes().decode("ascii")
+
+
 def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArray[np.integer],
                    names: tuple[str, ...], points: int, gaps: NDArray[np.integer] | None = None,
                    rng: np.random.Generator | None = None,
-                   pooled: Distribution | None = None) -> CommandChain | None:
+                   pooled: Distribution | None = None, bounds_of: _StreamBounds | None = None) -> CommandChain | None:
     """The first-order Markov chain of a type's accesses (grouped by object, time order within
     one), with a gap law per transition seen ``MIN_TRANSITION_GAPS`` times or more, its kept
     sequences and kept streams. ``gaps``: the accesses' gaps within an object
     (``_Accesses.gaps``), when the caller has them already; ``rng`` draws the sample of kept
     streams when they are too many to keep all and the kept streams' gap codes (seed 0 without
     it); ``pooled``: F_j, the law of the gaps of transitions without one of their own when no
-    transition has one (without it the kept streams' gaps get no codes then)."""
+    transition has one (without it the kept streams' gaps get no codes then); ``bounds_of``: when
+    the objects' streams begin and end, for the kept streams' start and end codes (none without it)."""
     if cmd.size == 0:
         return None
     counts = _bincount(cmd, len(names))
@@ -413,7 +448,6 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     streams, kept_at = _kept_streams(bounds, lc, uncovered | (length > 1), rng)
     # the kept streams' gaps: the access each ends at, and its transition
     gap_at = _gap_ends(streams, kept_at)
-    del kept_at
     gap_key = lc[gap_at - 1] * narrow(m) + lc[gap_at]
     walked = uncovered if uncovered.any() else np.ones(length.size, dtype=bool)
     del uncovered
@@ -467,6 +501,13 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
         law_of = np.full(m * m, frequent.size, dtype=np.int16)
         law_of[frequent] = np.arange(frequent.size)
         stream_gaps = _stream_gap_codes(gap_at, time, law_of[gap_key], [*law_list, rest], rng)
+    stream_starts = stream_ends = ""
+    end_gap = None
+    if stream_gaps and bounds_of is not None:
+        lengths = np.fromiter((len(x) for x in streams), dtype=np.int64, count=len(streams))
+        stream_starts, stream_ends = bounds_of.codes(obj[kept_at[np.cumsum(lengths) - lengths]], rng)
+        end_gap = bounds_of.end_law
+    del kept_at
     return CommandChain(
         commands=[names[i] for i in ranked],
         share=share.tolist(),
@@ -479,6 +520,9 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
         short_walk=short_walk,
         streams=streams,
         stream_gaps=stream_gaps,
+        stream_starts=stream_starts,
+        end_gap=end_gap if stream_ends else None,
+        stream_ends=stream_ends,
     )
 
 
@@ -544,7 +588,6 @@ def _stream_gap_codes(
     vary; drawn apart, the delete-to-delete gaps spread over 2.1-11.3 s (per-command
     interarrival KS 0.39). The codes hold only quantiles: no time, path or name of the trace."""
     digits = np.empty((gap_at.size, GAP_CODE_CHARS), dtype=np.uint8)
-    radix = len(STREAM_ALPHABET)
     by_law = np.argsort(which, kind="stable")
     bounds = np.searchsorted(which[by_law], np.arange(len(laws) + 1))
     for i, law in enumerate(laws):
@@ -552,14 +595,33 @@ def _stream_gap_codes(
         for lo_at in range(int(bounds[i]), int(bounds[i + 1]), CODE_CHUNK):
             rows = by_law[lo_at : min(lo_at + CODE_CHUNK, int(bounds[i + 1]))]
             ends = gap_at[rows]
-            gap = (time[ends] - time[ends - 1]).astype(np.float64)
-            low, high = law.cdf(gap - 0.5), law.cdf(gap + 0.5)
-            code = np.minimum(((low + (high - low) * rng.random(rows.size)) * GAP_CODE_LEVELS).astype(np.int64),
-                              GAP_CODE_LEVELS - 1)
-            for d in range(GAP_CODE_CHARS - 1, -1, -1):
-                digits[rows, d] = _STREAM_CHARS[code % radix]
-                code //= radix
+            _code_digits((time[ends] - time[ends - 1]).astype(np.float64), law, rng, digits, rows)
     return digits.tobytes().decode("ascii")
+
+
+def _quantile_codes(values: NDArray[np.float64], law: Distribution, rng: np.random.Generator) -> str:
+    """``values`` (ms) as ``GAP_CODE_CHARS`` digits each, their quantiles in ``law``
+    (``_code_digits``), one after the other."""
+    digits = np.empty((values.size, GAP_CODE_CHARS), dtype=np.uint8)
+    for lo in range(0, values.size, CODE_CHUNK):
+        rows = np.arange(lo, min(lo + CODE_CHUNK, values.size))
+        _code_digits(values[rows], law, rng, digits, rows)
+    return digits.tobytes().decode("ascii")
+
+
+def _code_digits(values: NDArray[np.float64], law: Distribution, rng: np.random.Generator,
+                 digits: NDArray[np.uint8], rows: NDArray[np.integer]) -> None:
+    """Write into ``digits[rows]`` each of ``values``' quantile in ``law`` as a
+    ``GAP_CODE_LEVELS`` cell, ``GAP_CODE_CHARS`` STREAM_ALPHABET digits, most significant first.
+    A value of g ms stands for the times in [g - 0.5, g + 0.5] that round to it, so its quantile
+    is drawn uniformly between the law's CDF there."""
+    low, high = law.cdf(values - 0.5), law.cdf(values + 0.5)
+    code = np.minimum(((low + (high - low) * rng.random(values.size)) * GAP_CODE_LEVELS).astype(np.int64),
+                      GAP_CODE_LEVELS - 1)
+    radix = len(STREAM_ALPHABET)
+    for d in range(GAP_CODE_CHARS - 1, -1, -1):
+        digits[rows, d] = _STREAM_CHARS[code % radix]
+        code //= radix
 
 
 def _walk_law(
@@ -655,6 +717,14 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
     origin = np.where(has_created, created, t0)
     first_access = cols.first_access[idx][accessed]
     activation = np.maximum(first_access - origin[accessed], 0)
+    activation_law = _dist(activation, points)
+    gone = has_deleted[accessed]
+    end_gap = np.full(activation.size, -1, dtype=np.int64)
+    end_gap[gone] = np.maximum(cols.deleted[idx][accessed][gone] - cols.last_access[idx][accessed][gone], 0)
+    order = np.argsort(idx[accessed], kind="stable")
+    bounds_of = None if activation_law is None else _StreamBounds(
+        rows=idx[accessed][order], start_ms=activation[order].astype(np.int64), start_law=activation_law,
+        end_ms=end_gap[order], end_law=_dist(end_gap[gone], points) if gone.any() else None)
     span = cols.last_access[idx][accessed] - first_access
     delete_age = np.maximum(cols.deleted[idx][has_deleted] - origin[has_deleted], 0)
     type_accesses = cols.accesses[idx]
@@ -674,7 +744,7 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
         weight=weight,
         pre_existing=objects - n_created,
         create_interarrival=_dist(create_gaps, points) if weight > 0 else None,
-        activation_delay=_dist(activation, points),
+        activation_delay=activation_law,
         active_span=_dist(span, points),
         access_interarrival=pooled,
         delete_delay=_dist(delete_age, points),
@@ -684,7 +754,7 @@ def _fit_type(type_id: int, kind: str, cols: ObjectColumns, idx: NDArray[np.intp
         accessed_share=n_accessed / objects if objects else 0.0,
         observed=observed,
         commands=_command_chain(acc.obj, acc.time, acc.cmd, names, points, gaps, np.random.default_rng([seed, type_id]),
-                                pooled),
+                                pooled, bounds_of),
         new_dir_share=new_dir,
     )
 

@@ -75,6 +75,8 @@ MAX_KEPT_STREAM_ACCESSES = 2**17
 #: its quantile in its transition's law, in one of ``GAP_CODE_LEVELS`` equal cells
 GAP_CODE_CHARS = 2
 GAP_CODE_LEVELS = len(STREAM_ALPHABET) ** GAP_CODE_CHARS
+#: a kept stream's end code of ``GAP_CODE_CHARS`` of these: its object was not deleted in the window
+NO_CODE = "."
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 Ratio = Annotated[float, Field(ge=0.0, le=MAX_RATIO)]
@@ -156,6 +158,42 @@ def _check_stream_gaps(stream_gaps: str, streams: list[str]) -> None:
     bad = set(stream_gaps) - set(STREAM_ALPHABET)
     if bad:
         raise ValueError(f"stream_gaps: holds {sorted(bad)[0]!r}, not one of {STREAM_ALPHABET!r}")
+
+
+def _check_stream_starts(stream_starts: str, streams: list[str]) -> None:
+    """Kept streams' start codes: none, or ``GAP_CODE_CHARS`` ``STREAM_ALPHABET`` characters per
+    kept stream; raises ValueError naming the bad key."""
+    if not stream_starts:
+        return
+    want = GAP_CODE_CHARS * len(streams)
+    if len(stream_starts) != want:
+        raise ValueError(
+            f"stream_starts: has {len(stream_starts)} characters, not {want} ({GAP_CODE_CHARS} per kept stream)"
+        )
+    bad = set(stream_starts) - set(STREAM_ALPHABET)
+    if bad:
+        raise ValueError(f"stream_starts: holds {sorted(bad)[0]!r}, not one of {STREAM_ALPHABET!r}")
+
+
+def _check_stream_ends(stream_ends: str, streams: list[str], end_gap: Distribution | None) -> None:
+    """Kept streams' end codes: none, or ``GAP_CODE_CHARS`` characters per kept stream, each
+    code ``STREAM_ALPHABET`` digits or all ``NO_CODE``, with ``end_gap`` given; raises ValueError
+    naming the bad key."""
+    if not stream_ends:
+        return
+    want = GAP_CODE_CHARS * len(streams)
+    if len(stream_ends) != want:
+        raise ValueError(
+            f"stream_ends: has {len(stream_ends)} characters, not {want} ({GAP_CODE_CHARS} per kept stream)"
+        )
+    none = NO_CODE * GAP_CODE_CHARS
+    for i in range(0, want, GAP_CODE_CHARS):
+        code = stream_ends[i : i + GAP_CODE_CHARS]
+        if code != none and not set(code) <= set(STREAM_ALPHABET):
+            raise ValueError(f"stream_ends: code {code!r} of stream {i // GAP_CODE_CHARS} is neither "
+                             f"{STREAM_ALPHABET!r} digits nor {none!r}")
+    if end_gap is None:
+        raise ValueError("end_gap: missing, and stream_ends codes quantiles in it")
 
 
 class ChainWalk(_Strict):
@@ -243,6 +281,29 @@ class CommandChain(_Strict):
         "its gaps in those cells, and the kept streams are then a sample of all the type's streams; "
         "'' : kept streams' gaps are drawn like the others'",
     )
+    stream_starts: str = Field(
+        default="",
+        description="the kept streams' first-access delays, one per stream: the delay's quantile in the "
+        "type's activation_delay (from the object's creation, or the window's start for one made before "
+        "it), coded as stream_gaps' gaps are; an object that takes a kept stream is first accessed at "
+        "that quantile, so that when a stream begins goes with how it goes on (a benchmark's files read "
+        "7 s after their creation, deleted and made again on one schedule); '' : drawn like the others'",
+    )
+    end_gap: Distribution | None = Field(
+        default=None,
+        description="the law of the time (ms) from an object's last access to its deletion, over the type's "
+        "accessed objects deleted in the window (for stream_ends); None: no stream_ends",
+    )
+    stream_ends: str = Field(
+        default="",
+        description="the kept streams' ends, one per stream: whether its object was deleted in the window "
+        "and when: the time from its last access to the deletion as a quantile of end_gap, coded as "
+        "stream_gaps' gaps are, or NO_CODE * GAP_CODE_CHARS ('..') when it was not; an object that takes a "
+        "kept stream is deleted (or not) as its stream's was, that long after its last access, so that a job "
+        "loop's output directory is removed one cycle after its last mkdirs as the trace's was, not at an age "
+        "drawn apart from its stream; the other objects are deleted at the rest of delete_share; '' : all "
+        "objects are deleted at delete_share",
+    )
 
     @model_validator(mode="after")
     def _stochastic(self) -> CommandChain:
@@ -280,6 +341,10 @@ class CommandChain(_Strict):
                 raise ValueError(f"sequences: the shares of the sequences of {n} commands sum to {total:.9g} > 1")
         _check_streams(self.streams, len(self.commands))
         _check_stream_gaps(self.stream_gaps, self.streams)
+        _check_stream_starts(self.stream_starts, self.streams)
+        _check_stream_ends(self.stream_ends, self.streams, self.end_gap)
+        if self.end_gap is not None and (self.end_gap.values[0] < 0 or self.end_gap.values[-1] > MAX_TIME_MS):
+            raise ValueError(f"end_gap.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")
         other = self.other_gaps
         if other is not None and (other.values[0] < 0 or other.values[-1] > MAX_TIME_MS):
             raise ValueError(f"other_gaps.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")

@@ -29,6 +29,7 @@ from mimesisbench.profile.schema import (
     GAP_CODE_CHARS,
     GAP_CODE_LEVELS,
     MAX_SEQUENCE_LENGTH,
+    NO_CODE,
     STREAM_ALPHABET,
     FileType,
 )
@@ -44,6 +45,12 @@ LOOKUP = MappingProxyType({"file": OpCode.GETFILEINFO, "directory": OpCode.GETFI
 ABSENT = MappingProxyType({"file": OpCode.GETFILEINFO_ABSENT, "directory": OpCode.GETFILEINFO_ABSENT_DIR})
 #: where ``ChainLaw.with_origins`` keeps an implicit re-creation's command (the meta's generation byte)
 ORIGIN_SHIFT = 8
+#: an object's end cell (``ChainLaw.states``) when its kept stream's object was not deleted
+NOT_DELETED = -2
+#: STREAM_ALPHABET character (byte) -> its index
+_DECODE = np.zeros(256, dtype=np.int16)
+_DECODE[np.frombuffer(STREAM_ALPHABET.encode("ascii"), dtype=np.uint8)] = np.arange(len(STREAM_ALPHABET))
+_DECODE.flags.writeable = False
 
 
 def stratified(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
@@ -109,7 +116,7 @@ class ChainLaw:
             n: (np.array([s for s, _ in rows], dtype=np.int16), np.cumsum([p for _, p in rows]))
             for n, rows in sorted(by_length.items())
         }
-        self._kept = _KeptStreams(chain.streams, chain.stream_gaps)
+        self._kept = _KeptStreams(chain.streams, chain.stream_gaps, chain.stream_starts, chain.stream_ends)
         self.gap_keys: list[tuple[int, int]] = []
         self.gap_laws = []
         for key, dist in sorted(chain.gaps.items()):
@@ -117,7 +124,8 @@ class ChainLaw:
             self.gap_keys.append((index[a], index[b]))
             self.gap_laws.append(dist)
 
-    def states(self, counts: I64, rng: np.random.Generator, cells: NDArray[np.int32] | None = None) -> NDArray[np.int16]:
+    def states(self, counts: I64, rng: np.random.Generator, cells: NDArray[np.int32] | None = None,
+               ends: NDArray[np.int32] | None = None) -> NDArray[np.int16]:
         """Chain states of ``counts[i]`` accesses per object, object-major: an object with n
         accesses takes one of the type's kept sequences of n commands (``CommandChain.sequences``)
         with its share, else one of its kept streams of that length (``CommandChain.streams``), else
@@ -126,7 +134,8 @@ class ChainLaw:
         accesses are then a sample of all the type's streams of that length) a kept stream of
         exactly n > 1 accesses comes before the sequences.
         ``cells`` (one per access, all -1) gets the gap cells of the kept streams taken
-        (``gap_uniforms``)."""
+        (``gap_uniforms``) and at each one's first access its start's cell; ``ends`` (one per
+        object, all -1) their end cells (``NOT_DELETED`` for a stream whose object was not deleted)."""
         counts = np.asarray(counts, dtype=np.int64)
         total = int(counts.sum())
         out = np.empty(total, dtype=np.int16)
@@ -142,7 +151,7 @@ class ChainLaw:
             # type's one kept single access (a setReplication seen once) went to every object of
             # one access (on a round trip, 107 of them where the trace had 1)
             multi = walked & (counts > 1)
-            self._kept.take(out, counts, start, multi, rng, cells, exact=True)
+            self._kept.take(out, counts, start, multi, rng, cells, ends, exact=True)
             walked = np.where(counts > 1, multi, walked)
         # an object with n accesses takes a kept sequence of n commands with its share
         for n, (table, cdf) in self._sequences.items():
@@ -153,7 +162,7 @@ class ChainLaw:
             use = pick < table.shape[0]
             out[start[objs[use], None] + np.arange(n)] = table[pick[use]]
             walked[objs[use]] = False
-        self._kept.take(out, counts, start, walked, rng, cells)
+        self._kept.take(out, counts, start, walked, rng, cells, ends)
         if self._short is not None:
             for walker, part in ((self._short, walked & (counts <= MAX_SEQUENCE_LENGTH)),
                                  (self._walker, walked & (counts > MAX_SEQUENCE_LENGTH))):
@@ -189,9 +198,18 @@ class ChainLaw:
         obj_start = (ends - counts)[owner]
         before = np.where(deletes > 0, prev_other[np.maximum(deletes - 1, 0)], -1)
         linked = (before >= obj_start[deletes]) & (ops[np.maximum(before, 0)] == REMOVE[self.kind])
-        k = np.arange(deletes.size)
-        chain_start = np.maximum.accumulate(np.where(linked, 0, k))
-        kept = deletes[(k - chain_start) % 2 == 0]
+        if self.kind == "directory":
+            # every delete of a directory starts a run: one that follows a delete (only lookups
+            # between) is itself the stop that re-creates the directory, implicitly (its own
+            # command kept by ``with_origins``): ``synth.recreation`` puts a file made between
+            # the two into it and gives it its delete back. A job's control directory is deleted
+            # every 6 s and made again by the files created in it: with every other delete made a
+            # mkdirs, a real jobs trace's directories came out with half their deletes, 11-12 s apart
+            kept = deletes
+        else:
+            k = np.arange(deletes.size)
+            chain_start = np.maximum.accumulate(np.where(linked, 0, k))
+            kept = deletes[(k - chain_start) % 2 == 0]
         starts_run = np.zeros(n, dtype=bool)
         starts_run[kept] = True
         ops[look & (prev_other >= obj_start) & starts_run[np.maximum(prev_other, 0)]] = ABSENT[self.kind]
@@ -204,24 +222,29 @@ class ChainLaw:
         """``ops`` (``labels``' of ``states``) as uint16, with the command of each access the
         re-create fix-up made a directory's MKDIRS_EXISTING in the high byte (``ORIGIN_SHIFT``),
         0 elsewhere: the accesses after a mid-stream delete that a real workload re-creates
-        implicitly (``synth.recreation``). A ``mkdirs`` or ``delete`` is no implicit re-creation;
-        a file is never re-created implicitly."""
+        implicitly (``synth.recreation``). A ``mkdirs`` is no implicit re-creation; a ``delete``
+        is (the directory made again by a file, then deleted again); a file is never re-created
+        implicitly."""
         out = ops.astype(np.uint16)
         if self.kind != "directory":
             return out
         was = self.ops[states]
-        implicit = (ops != was) & (ops == RECREATE[self.kind]) & (was != REMOVE[self.kind])
+        implicit = (ops != was) & (ops == RECREATE[self.kind])
         out[implicit] |= was[implicit].astype(np.uint16) << ORIGIN_SHIFT
         return out
 
-    def ends_deleted(self, ops: NDArray[np.uint8], counts: I64, kept: I64) -> NDArray[np.bool_]:
+    def ends_deleted(self, ops: NDArray[np.uint8], counts: I64, kept: I64, states: NDArray[np.int16]) -> NDArray[np.bool_]:
         """Per object: whether the last of its ``kept`` first accesses (of ``counts``, object-major
-        ``ops``) deletes it, so that it is gone afterwards."""
+        ``ops``, ``labels``' of ``states``) deletes it, so that it is gone afterwards: a delete, a
+        lookup that misses after one, or a directory's delete that waits for its re-creation
+        (``labels``; no lifecycle deletion may follow it, in case ``synth.recreation`` gives it its
+        delete back)."""
         start = np.cumsum(counts) - counts
         out = np.zeros(counts.size, dtype=bool)
         has = np.flatnonzero(kept > 0)
-        last = ops[start[has] + kept[has] - 1]
-        out[has] = (last == REMOVE[self.kind]) | (last == ABSENT[self.kind])
+        at = start[has] + kept[has] - 1
+        last = ops[at]
+        out[has] = (last == REMOVE[self.kind]) | (last == ABSENT[self.kind]) | (self.ops[states[at]] == REMOVE[self.kind])
         return out
 
     def transition_law(self, states: NDArray[np.int16], counts: I64) -> tuple[NDArray[np.int64], I64]:
@@ -260,45 +283,49 @@ def volatile(ft: FileType) -> bool:
 
 class _KeptStreams:
     """A type's kept streams (``CommandChain.streams``) by length, ready to hand out, with their
-    gaps' cells (``CommandChain.stream_gaps``; -1 where a stream has no gap or no code)."""
+    cells: per access, the gap's before it (``CommandChain.stream_gaps``), and at a stream's first
+    access its start's (``CommandChain.stream_starts``); -1 where there is none."""
 
-    def __init__(self, streams: list[str], stream_gaps: str) -> None:
-        decode = np.zeros(256, dtype=np.int16)
-        decode[np.frombuffer(STREAM_ALPHABET.encode("ascii"), dtype=np.uint8)] = np.arange(len(STREAM_ALPHABET))
+    def __init__(self, streams: list[str], stream_gaps: str, stream_starts: str = "", stream_ends: str = "") -> None:
         by_length: dict[int, list[int]] = {}
         for i, stream in enumerate(streams):
             by_length.setdefault(len(stream), []).append(i)
         self.lengths = np.array(sorted(by_length), dtype=np.int64)
         self.coded = bool(stream_gaps)
         # every gap's cell, stream after stream, and where each stream's gaps begin
-        gap_cells = np.zeros(0, dtype=np.int32)
-        if self.coded:
-            digits = decode[np.frombuffer(stream_gaps.encode("ascii"), dtype=np.uint8)].astype(np.int32)
-            digits = digits.reshape(-1, GAP_CODE_CHARS)
-            gap_cells = np.zeros(digits.shape[0], dtype=np.int32)
-            for d in range(GAP_CODE_CHARS):
-                gap_cells = gap_cells * len(STREAM_ALPHABET) + digits[:, d]
+        gap_cells = _decode_cells(stream_gaps)
+        start_cells = _decode_cells(stream_starts)
+        end_cells = _decode_cells(stream_ends)
+        if end_cells.size:
+            gone = np.frombuffer(stream_ends.encode("ascii"), dtype=np.uint8)[::GAP_CODE_CHARS] == ord(NO_CODE)
+            end_cells[gone] = NOT_DELETED
         n_gaps = np.fromiter((len(stream) - 1 for stream in streams), dtype=np.int64, count=len(streams))
         gap_start = np.cumsum(n_gaps) - n_gaps
         self.tables: dict[int, NDArray[np.int16]] = {}
         self.cells: dict[int, NDArray[np.int32]] = {}
+        self.ends: dict[int, NDArray[np.int32]] = {}
         for n, rows in by_length.items():
             text = b"".join(streams[i].encode("ascii") for i in rows)
-            self.tables[n] = decode[np.frombuffer(text, dtype=np.uint8)].reshape(len(rows), n)
+            self.tables[n] = _DECODE[np.frombuffer(text, dtype=np.uint8)].reshape(len(rows), n)
             cells = np.full((len(rows), n), -1, dtype=np.int32)
             if self.coded and n > 1:
                 cells[:, 1:] = gap_cells[gap_start[rows][:, None] + np.arange(n - 1)]
+            if start_cells.size:
+                cells[:, 0] = start_cells[rows]
             self.cells[n] = cells
+            self.ends[n] = end_cells[rows] if end_cells.size else np.full(len(rows), -1, dtype=np.int32)
 
     def take(self, out: NDArray[np.int16], counts: I64, start: I64, chosen: NDArray[np.bool_],
-             rng: np.random.Generator, cells: NDArray[np.int32] | None = None, exact: bool = False) -> None:
+             rng: np.random.Generator, cells: NDArray[np.int32] | None = None,
+             ends: NDArray[np.int32] | None = None, exact: bool = False) -> None:
         """Each ``chosen`` object with n accesses takes a kept stream of n accesses drawn at random
         (each stream as often as the others, give or take one: ``_balanced``), or, with none of
         that length, one of the shortest longer ones (at most a quarter longer, two accesses for
         the shortest) cut to its first and last accesses (its head and its end, as the trace's
         streams begin and end); it is then no longer ``chosen``. The others are left to the chain.
         ``cells`` (per access, like ``out``) gets the stream's gap cells; the gap where a cut
-        stream's head meets its end has none (-1). ``exact``: only streams of exactly n accesses."""
+        stream's head meets its end has none (-1); ``ends`` (per object) the stream's end cell.
+        ``exact``: only streams of exactly n accesses."""
         if self.lengths.size == 0:
             return
         objs = np.flatnonzero(chosen)
@@ -323,7 +350,20 @@ class _KeptStreams:
             out[where] = rows
             if cells is not None:
                 cells[where] = row_cells
+            if ends is not None:
+                ends[these] = self.ends[m][pick]
             chosen[these] = False
+
+
+def _decode_cells(codes: str) -> NDArray[np.int32]:
+    """The cells of a code string (``GAP_CODE_CHARS`` STREAM_ALPHABET digits each, most
+    significant first)."""
+    digits = _DECODE[np.frombuffer(codes.encode("ascii"), dtype=np.uint8)].astype(np.int32)
+    digits = digits.reshape(-1, GAP_CODE_CHARS)
+    cells = np.zeros(digits.shape[0], dtype=np.int32)
+    for d in range(GAP_CODE_CHARS):
+        cells = cells * len(STREAM_ALPHABET) + digits[:, d]
+    return cells
 
 
 def _balanced(rng: np.random.Generator, population: int, size: int) -> NDArray[np.int64]:

@@ -93,8 +93,11 @@ def resolve(
     stops = stops[~np.isin(target[stops], renamed)]
     if stops.size == 0 or made_us.size == 0:
         return Recreations(none, none, none, all_stops)
-    # each stopped directory's deletes, in time order
-    deletes = np.flatnonzero((op == OpCode.DELETE_DIR) & np.isin(target, target[stops]))
+    # each stopped directory's deletes, in time order, with the stops that are deletes waiting for
+    # their re-creation (``chains.ChainLaw.labels``): a file placed for one must not outlive the next
+    deleting = op == OpCode.DELETE_DIR
+    deleting[stops[origin[stops] == OpCode.DELETE_DIR]] = True
+    deletes = np.flatnonzero(deleting & np.isin(target, target[stops]))
     by_dir: dict[int, I64] = {}
     order = np.lexsort((time[deletes], target[deletes]))
     deletes = deletes[order]
@@ -110,13 +113,23 @@ def resolve(
     into: list[int] = []
     shifts: list[int] = []
     kept = all_stops - int(stops.size)
+    # per directory, when a stop of it was last left a mkdirs (the directory exists from then on)
+    left_made: dict[int, int] = {}
     # one step per re-creation (a few per deleted directory): what fits depends on what the
     # earlier ones took, so this greedy pass is sequential by nature
     for s in stops[np.argsort(time[stops], kind="stable")].tolist():
         d = int(target[s])
         at = int(time[s])
         times = by_dir.get(d, np.empty(0, dtype=np.int64))
-        after, before = _previous(times, at), min(_next(times, at), window_us)
+        # a file made for a stop that is a delete must be gone (its events done) before it
+        after = _previous(times, at)
+        is_delete = origin[s] == OpCode.DELETE_DIR
+        if is_delete and left_made.get(d, -1) >= after:
+            # the stop before it was left a mkdirs: the directory is there to delete, no file needed
+            # (at worst every other delete of a run of deletes is kept, as a mkdirs and a delete)
+            meta[s] = (meta[s] & np.uint32(0xFFFFFF00)) | np.uint32(origin[s])
+            continue
+        before = at if is_delete else min(_next(times, at), window_us)
         mid = int(np.searchsorted(made, at, side="left"))
         near = np.arange(max(mid - TRIES, 0), min(mid + TRIES, made.size))
         near = near[~taken[near]]
@@ -128,6 +141,7 @@ def resolve(
         fits = hi >= lo
         if not fits.any():
             kept += 1
+            left_made[d] = at
             continue
         near, hi = near[fits], hi[fits]
         moved = np.clip(made[near], lo, hi)

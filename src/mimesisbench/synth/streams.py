@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 
 from mimesisbench.errors import ScheduleError
 from mimesisbench.profile.distribution import Distribution
-from mimesisbench.profile.schema import FileType
+from mimesisbench.profile.schema import GAP_CODE_LEVELS, FileType
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.assign import fitting_assignment
 from mimesisbench.synth.balance import balanced_pre_law
@@ -254,6 +254,11 @@ class Laws:
     @cached_property
     def span(self) -> Sampler:
         return Sampler(_needed(self.ft, "active_span"))
+
+    @cached_property
+    def end_gap(self) -> Sampler | None:
+        chain = self.ft.commands
+        return None if chain is None or chain.end_gap is None else Sampler(chain.end_gap)
 
     @cached_property
     def access(self) -> Sampler:
@@ -471,6 +476,7 @@ def _chunk(
     accessed = _bernoulli(rng, n, ft.accessed_share)
     acc_idx = np.flatnonzero(accessed)
     last_abs = np.full(n, -1, dtype=np.int64)  # last access in the window, -1 when none
+    end_cells = np.full(n, -1, dtype=np.int32)  # the kept stream's end (``ChainLaw.states``), -1: none
     beyond = np.zeros(n, dtype=bool)  # accesses (would) continue past the window end
     parts: list[tuple[I64, I64]] = []  # (file index into idx, offset from its first access)
     idx = acc_idx
@@ -495,9 +501,10 @@ def _chunk(
         span = span[inside]
         popularity = ft.observed.get("popularity")
         if popularity is not None and chain is not None:
-            first, f_rel, rel, ops, last_rel, cut, ended = _chain_counted_streams(
+            first, f_rel, rel, ops, last_rel, cut, ended, stream_ends = _chain_counted_streams(
                 laws, chain, popularity, first, origin[idx], window_us, rng
             )
+            end_cells[idx] = stream_ends
             beyond[idx] = cut
             gone = idx[ended]
             parts.append((f_rel, rel))
@@ -547,7 +554,7 @@ def _chunk(
             )
         start += size
     parts.clear()
-    delete_us = _deletions(laws, origin, last_abs, beyond, window_us, rng)
+    delete_us = _deletions(laws, origin, last_abs, beyond, window_us, rng, end_cells)
     delete_us[gone] = NEVER  # deleted by their last access already
     dels = np.flatnonzero(delete_us != NEVER)
     remove = OpCode.DELETE_DIR if ft.kind == "directory" else OpCode.DELETE
@@ -573,12 +580,13 @@ def _label_parts(
     counts = np.bincount(f_rel, minlength=n).astype(np.int64)
     states = chain.states(counts, rng)
     ops = chain.labels(states, counts)
-    return chain.with_origins(states, ops), chain.ends_deleted(ops, counts, counts)
+    return chain.with_origins(states, ops), chain.ends_deleted(ops, counts, counts, states)
 
 
 def _match_streams_to_room(
-    counts: I64, per_access: tuple[NDArray[Any], ...], length: I64, room: I64, rng: np.random.Generator
-) -> tuple[I64, tuple[NDArray[Any], ...], I64]:
+    counts: I64, per_access: tuple[NDArray[Any], ...], per_object: tuple[NDArray[Any], ...], length: I64, room: I64,
+    rng: np.random.Generator,
+) -> tuple[I64, tuple[NDArray[Any], ...], tuple[NDArray[Any], ...], I64]:
     """Give the streams to the objects at random, each one a stream that fits its room where
     that can be done (``synth.assign``). The streams are drawn independently of when their
     objects appear, but in a trace an object made late had only the rest of the window for its
@@ -587,13 +595,14 @@ def _match_streams_to_room(
     longest to the most room), an object's accesses were tied to its birth: on a real mixed trace
     the files made first lived 330 s and those made last 17 s, the live files piled up mid-window
     and the offered load per minute rose and fell 4.4-fold where the trace's varied 1.2-fold. The
-    streams (counts, commands, gaps) are only permuted: popularity and gap laws are unchanged."""
+    streams (counts, commands, gaps; ``per_object``: the streams' ends) are only permuted:
+    popularity and gap laws are unchanged."""
     stream_of = fitting_assignment(length, room, rng)
     start = np.cumsum(counts) - counts
     new_counts = counts[stream_of]
     new_start = np.cumsum(new_counts) - new_counts
     gather = np.arange(int(new_counts.sum()), dtype=np.int64) + np.repeat(start[stream_of] - new_start, new_counts)
-    return new_counts, tuple(a[gather] for a in per_access), length[stream_of]
+    return new_counts, tuple(a[gather] for a in per_access), tuple(a[stream_of] for a in per_object), length[stream_of]
 
 
 def _chain_counted_streams(
@@ -604,7 +613,7 @@ def _chain_counted_streams(
     origin: I64,
     window_us: int,
     rng: np.random.Generator,
-) -> tuple[I64, I64, I64, NDArray[np.uint16], I64, NDArray[np.bool_], NDArray[np.bool_]]:
+) -> tuple[I64, I64, I64, NDArray[np.uint16], I64, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.int32]]:
     """``_counted_streams`` for a type with a command chain: N accesses per object, labelled by
     the chain, and each gap drawn from its transition's law (``gaps["a>b"]``) or F_j (a
     semi-Markov process). Object-major order.
@@ -618,11 +627,13 @@ def _chain_counted_streams(
 
     Returns (first access per object, object index per access, offset, op code per access
     (``ChainLaw.with_origins``), last kept offset per object, whether the window cut the
-    object's accesses, whether its last kept access deleted it)."""
+    object's accesses, whether its last kept access deleted it, its kept stream's end cell:
+    ``ChainLaw.states``)."""
     n = first.size
     counts = np.maximum(np.rint(popularity.quantile(stratified(rng, n))), 1).astype(np.int64)
     cells = np.full(int(counts.sum()), -1, dtype=np.int32)
-    states = chain.states(counts, rng, cells)
+    ends = np.full(n, -1, dtype=np.int32)
+    states = chain.states(counts, rng, cells, ends)
     ops = chain.labels(states, counts)
     which, at = chain.transition_law(states, counts)
     start = np.cumsum(counts) - counts
@@ -646,9 +657,12 @@ def _chain_counted_streams(
         length = offsets[start + counts - 1]
     room = window_us - 1 - origin
     if (length > room).any():
-        counts, (ops, states, step), length = _match_streams_to_room(counts, (ops, states, step), length, room, rng)
+        counts, (ops, states, step, cells), (ends,), length = _match_streams_to_room(
+            counts, (ops, states, step, cells), (ends,), length, room, rng
+        )
         start = np.cumsum(counts) - counts
         offsets, length = _redraw_long_streams(laws, chain, states, step, counts, start, room, rng)
+    first = _coded_starts(laws, cells[start[counts > 0]], counts > 0, first, origin, window_us, rng)
     f_rel = np.repeat(np.arange(n, dtype=np.int64), counts)
     first = np.where(first + length < window_us, first, np.maximum(window_us - 1 - length, origin))
     # a stream a little longer than the room from its origin (by at most ``SQUEEZE``) is squeezed
@@ -670,11 +684,31 @@ def _chain_counted_streams(
     keep = first[f_rel] + offsets < window_us
     kept = np.bincount(f_rel[keep], minlength=n).astype(np.int64)
     cut = kept < counts
-    ended = chain.ends_deleted(ops, counts, kept)
+    ended = chain.ends_deleted(ops, counts, kept, states)
     last_rel = np.zeros(n, dtype=np.int64)
     has = kept > 0
     last_rel[has] = offsets[start[has] + kept[has] - 1]
-    return first, f_rel[keep], offsets[keep], chain.with_origins(states, ops)[keep], last_rel, cut, ended
+    return first, f_rel[keep], offsets[keep], chain.with_origins(states, ops)[keep], last_rel, cut, ended, ends
+
+
+def _coded_starts(laws: Laws, start_cells: NDArray[np.int32], has: NDArray[np.bool_], first: I64, origin: I64,
+                  window_us: int, rng: np.random.Generator) -> I64:
+    """``first`` with the first access of each object that took a kept stream with a start code
+    (``start_cells``, one per object of ``has``; -1: none) drawn in that cell of the activation
+    law instead, where that falls in the window (``CommandChain.stream_starts``). Why: drawn apart
+    from its stream, a file whose benchmark reads it 7 s after its creation and makes it again
+    14 s later was read anywhere from 0.2 to 7 s after it in a type of job files, and its
+    create-to-create gaps spread over 7-21 s where the trace's were all 21 s (per-command
+    interarrival KS 0.6 on a real MapReduce trace)."""
+    objs = np.flatnonzero(has)[start_cells >= 0]
+    if objs.size == 0:
+        return first
+    u = (start_cells[start_cells >= 0] + rng.random(objs.size)) / GAP_CODE_LEVELS
+    coded = origin[objs] + laws.activation.at(u)
+    inside = coded < window_us
+    out = first.copy()
+    out[objs[inside]] = coded[inside]
+    return out
 
 
 def _whole_window(ft: FileType, window_us: int) -> bool:
@@ -901,12 +935,32 @@ def _match_delays_to_room(delay: I64, base: I64, window_us: int, rng: np.random.
 
 
 def _deletions(
-    laws: Laws, origin: I64, last_abs: I64, beyond: NDArray[np.bool_], window_us: int, rng: np.random.Generator
+    laws: Laws, origin: I64, last_abs: I64, beyond: NDArray[np.bool_], window_us: int, rng: np.random.Generator,
+    end_cells: NDArray[np.int32] | None = None,
 ) -> I64:
+    """When each object is deleted (NEVER: not in the window). An object with a kept stream's end
+    (``end_cells``: ``CommandChain.stream_ends``) is deleted as its stream's object was, that long
+    after its last access; the others at the rest of ``delete_share``, at an age of D_j."""
     ft = laws.ft
     n = origin.size
     out = np.full(n, NEVER, dtype=np.int64)
-    flagged = np.flatnonzero(_bernoulli(rng, n, ft.delete_share))
+    share = ft.delete_share
+    free = np.ones(n, dtype=bool)
+    end_law = laws.end_gap
+    if end_cells is not None and end_law is not None:
+        coded = np.flatnonzero(end_cells >= 0)
+        free = end_cells == -1
+        if coded.size:
+            u = (end_cells[coded] + rng.random(coded.size)) / GAP_CODE_LEVELS
+            last = last_abs[coded]
+            # at least 1 ms after the last access, as D_j's deletions (below)
+            gap = end_law.at(u)
+            when = np.where(last >= 0, last + np.maximum(gap, 1000), origin[coded] + gap)
+            keep = (when < window_us) & ~beyond[coded]
+            out[coded[keep]] = when[keep]
+        # the others make up the rest of the type's deletions
+        share = min(max((share * n - coded.size) / max(int(free.sum()), 1), 0.0), 1.0)
+    flagged = np.flatnonzero(free & _bernoulli(rng, n, share))
     if flagged.size == 0:
         return out
     delay = laws.delete.draw(rng, flagged.size)

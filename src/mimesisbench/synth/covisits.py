@@ -35,6 +35,10 @@ from mimesisbench.synth.streams import RANK, RANK_BITS, Sampler
 
 I64 = NDArray[np.int64]
 _ACCESS_RANK = int(RANK[OpCode.OPEN])
+#: per op code: whether it deletes its object
+_DELETES = np.zeros(max(OpCode) + 1, dtype=bool)
+_DELETES[[OpCode.DELETE, OpCode.DELETE_DIR]] = True
+_DELETES.flags.writeable = False
 
 
 def _group_slices(count: int, law: list[tuple[int, float]], rng: np.random.Generator) -> list[tuple[int, int]]:
@@ -78,9 +82,13 @@ def covisit(
     by_visits: dict[int, list[tuple[int, float]]] = {}
     for row in law.groups:
         by_visits.setdefault(row.visits, []).append((row.size, row.share))
-    # only objects that are only accessed (as the fit's): the others' creations and deletions hold them
+    # only objects that are only accessed (as the fit's): the others' creations and deletions hold
+    # them. Nor one its own stream deletes: the files that make it again between its deletes
+    # (``synth.recreation``, placed before this pass) would no longer be there when it is used
     owner = np.repeat(np.arange(bounds.size - 1), np.diff(bounds))
-    only_accessed = np.bincount(owner, weights=~in_visit, minlength=bounds.size - 1) == 0
+    op = (meta[order] & 0xFF).astype(np.intp)
+    held = ~in_visit | _DELETES[op]
+    only_accessed = np.bincount(owner, weights=held, minlength=bounds.size - 1) == 0
     # the groups first (who follows whom), then the nested objects among the rest, moved before
     # the groups' members, which follow their first object wherever it went
     groups: list[tuple[I64, NDArray[np.int64]]] = []

@@ -69,6 +69,14 @@ def _events(per_object: list[list[tuple[int, OpCode]]]) -> tuple[np.ndarray, np.
     return np.array(key, dtype=np.int64), np.array(meta, dtype=np.uint32), np.array(target, dtype=np.int64)
 
 
+def _never_moves(key: np.ndarray, meta: np.ndarray, target: np.ndarray, law: CoVisits, window_us: int) -> None:
+    """``covisit`` moves nothing, whatever the seed."""
+    for seed in range(6):
+        moved_key = key.copy()
+        assert covisit(moved_key, meta, target, law, window_us, np.random.default_rng(seed)) == 0
+        assert moved_key.tolist() == key.tolist()
+
+
 def test_a_group_takes_its_first_objects_visit_times_delayed_by_its_offset() -> None:
     second = 1_000_000
     listed = [[(k * 2 * second + phase, OpCode.LIST_DIR) for k in range(5)] for phase in (100_000, 700_000, 1_300_000)]
@@ -95,10 +103,7 @@ def test_objects_made_or_removed_in_the_window_keep_their_times() -> None:
     key, meta, target = _events([lister, made])
     law = CoVisits(window_ms=100, groups=[CoVisitRow(visits=3, size=2, share=1.0)],
                    offset=Distribution(values=[2.0, 2.0], weights=[0.5, 0.5]))
-    for seed in range(6):
-        moved_key = key.copy()
-        assert covisit(moved_key, meta, target, law, 20 * second, np.random.default_rng(seed)) == 0
-        assert moved_key.tolist() == key.tolist()
+    _never_moves(key, meta, target, law, 20 * second)
 
 
 def test_an_object_its_own_stream_deletes_keeps_its_times() -> None:
@@ -116,10 +121,7 @@ def test_an_object_its_own_stream_deletes_keeps_its_times() -> None:
     meta[4] = int(OpCode.DELETE_DIR)
     law = CoVisits(window_ms=100, groups=[CoVisitRow(visits=3, size=2, share=1.0)],
                    offset=Distribution(values=[2.0, 2.0], weights=[0.5, 0.5]))
-    for seed in range(6):
-        moved_key = key.copy()
-        assert covisit(moved_key, meta, target, law, 20 * second, np.random.default_rng(seed)) == 0
-        assert moved_key.tolist() == key.tolist()
+    _never_moves(key, meta, target, law, 20 * second)
     meta[4] = int(OpCode.LIST_DIR)  # the same object only listed moves
     assert covisit(key.copy(), meta, target, law, 20 * second, np.random.default_rng(0)) == 1
 

@@ -96,6 +96,8 @@ CASES += [
     # kept streams' start codes: two digits per kept stream
     (_chain(streams=["ABA", "AB"], stream_starts="AAA"), "types[0].commands.stream_starts: has 3 characters, not 4"),
     (_chain(streams=["ABA"], stream_starts="A*"), "types[0].commands.stream_starts: holds '*'"),
+    (_chain(streams=["ABA", "AB"], stream_ends="..A."), "types[0].commands.stream_ends: holds '.'"),
+    (_chain(streams=["ABA"], stream_ends=".."), "types[0].commands.end_gap: missing"),
 ]
 
 

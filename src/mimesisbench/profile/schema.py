@@ -144,55 +144,30 @@ def _check_streams(streams: list[str], n: int) -> None:
         raise ValueError(f"streams: hold {total} accesses, more than {MAX_KEPT_STREAM_ACCESSES}")
 
 
-def _check_stream_gaps(stream_gaps: str, streams: list[str]) -> None:
-    """Kept streams' gap codes: none, or ``GAP_CODE_CHARS`` ``STREAM_ALPHABET`` characters per gap
-    of the kept streams (one gap fewer than a stream has accesses), stream after stream; raises
-    ValueError naming the bad key."""
-    if not stream_gaps:
+def _check_codes(key: str, codes: str, want: int, per: str, absent: str = "") -> None:
+    """A kept streams' code string (``stream_gaps``, ``stream_starts``, ``stream_ends``): none, or
+    ``want`` characters, ``GAP_CODE_CHARS`` ``STREAM_ALPHABET`` digits per ``per`` (or the whole
+    code ``absent``, where one is allowed); raises ValueError naming the bad key."""
+    if not codes:
         return
-    want = GAP_CODE_CHARS * (sum(len(stream) for stream in streams) - len(streams))
-    if len(stream_gaps) != want:
-        raise ValueError(
-            f"stream_gaps: has {len(stream_gaps)} characters, not {want} ({GAP_CODE_CHARS} per gap of the kept streams)"
-        )
-    bad = set(stream_gaps) - set(STREAM_ALPHABET)
+    if len(codes) != want:
+        raise ValueError(f"{key}: has {len(codes)} characters, not {want} ({GAP_CODE_CHARS} per {per})")
+    digits = [codes[i : i + GAP_CODE_CHARS] for i in range(0, want, GAP_CODE_CHARS)]
+    bad = set("".join(c for c in digits if not absent or c != absent)) - set(STREAM_ALPHABET)
     if bad:
-        raise ValueError(f"stream_gaps: holds {sorted(bad)[0]!r}, not one of {STREAM_ALPHABET!r}")
+        raise ValueError(f"{key}: holds {sorted(bad)[0]!r}, not one of {STREAM_ALPHABET!r}"
+                         + (f" (nor the whole code {absent!r})" if absent else ""))
 
 
-def _check_stream_starts(stream_starts: str, streams: list[str]) -> None:
-    """Kept streams' start codes: none, or ``GAP_CODE_CHARS`` ``STREAM_ALPHABET`` characters per
-    kept stream; raises ValueError naming the bad key."""
-    if not stream_starts:
-        return
-    want = GAP_CODE_CHARS * len(streams)
-    if len(stream_starts) != want:
-        raise ValueError(
-            f"stream_starts: has {len(stream_starts)} characters, not {want} ({GAP_CODE_CHARS} per kept stream)"
-        )
-    bad = set(stream_starts) - set(STREAM_ALPHABET)
-    if bad:
-        raise ValueError(f"stream_starts: holds {sorted(bad)[0]!r}, not one of {STREAM_ALPHABET!r}")
-
-
-def _check_stream_ends(stream_ends: str, streams: list[str], end_gap: Distribution | None) -> None:
-    """Kept streams' end codes: none, or ``GAP_CODE_CHARS`` characters per kept stream, each
-    code ``STREAM_ALPHABET`` digits or all ``NO_CODE``, with ``end_gap`` given; raises ValueError
-    naming the bad key."""
-    if not stream_ends:
-        return
-    want = GAP_CODE_CHARS * len(streams)
-    if len(stream_ends) != want:
-        raise ValueError(
-            f"stream_ends: has {len(stream_ends)} characters, not {want} ({GAP_CODE_CHARS} per kept stream)"
-        )
-    none = NO_CODE * GAP_CODE_CHARS
-    for i in range(0, want, GAP_CODE_CHARS):
-        code = stream_ends[i : i + GAP_CODE_CHARS]
-        if code != none and not set(code) <= set(STREAM_ALPHABET):
-            raise ValueError(f"stream_ends: code {code!r} of stream {i // GAP_CODE_CHARS} is neither "
-                             f"{STREAM_ALPHABET!r} digits nor {none!r}")
-    if end_gap is None:
+def _check_stream_codes(chain: CommandChain) -> None:
+    """The kept streams' gap, start and end codes of ``chain``; raises ValueError naming the bad key."""
+    streams = chain.streams
+    _check_codes("stream_gaps", chain.stream_gaps, GAP_CODE_CHARS * (sum(len(x) for x in streams) - len(streams)),
+                 "gap of the kept streams")
+    _check_codes("stream_starts", chain.stream_starts, GAP_CODE_CHARS * len(streams), "kept stream")
+    _check_codes("stream_ends", chain.stream_ends, GAP_CODE_CHARS * len(streams), "kept stream",
+                 absent=NO_CODE * GAP_CODE_CHARS)
+    if chain.stream_ends and chain.end_gap is None:
         raise ValueError("end_gap: missing, and stream_ends codes quantiles in it")
 
 
@@ -340,9 +315,7 @@ class CommandChain(_Strict):
             if total > 1.0 + 1e-6:
                 raise ValueError(f"sequences: the shares of the sequences of {n} commands sum to {total:.9g} > 1")
         _check_streams(self.streams, len(self.commands))
-        _check_stream_gaps(self.stream_gaps, self.streams)
-        _check_stream_starts(self.stream_starts, self.streams)
-        _check_stream_ends(self.stream_ends, self.streams, self.end_gap)
+        _check_stream_codes(self)
         if self.end_gap is not None and (self.end_gap.values[0] < 0 or self.end_gap.values[-1] > MAX_TIME_MS):
             raise ValueError(f"end_gap.values: must lie in [0, {MAX_TIME_MS:.0e}] ms")
         other = self.other_gaps

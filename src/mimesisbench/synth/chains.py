@@ -244,7 +244,9 @@ class ChainLaw:
         has = np.flatnonzero(kept > 0)
         at = start[has] + kept[has] - 1
         last = ops[at]
-        out[has] = (last == REMOVE[self.kind]) | (last == ABSENT[self.kind]) | (self.ops[states[at]] == REMOVE[self.kind])
+        out[has] = (last == REMOVE[self.kind]) | (last == ABSENT[self.kind])
+        if self.kind == "directory":  # a file's delete after a delete is an explicit re-creation
+            out[has] |= self.ops[states[at]] == REMOVE[self.kind]
         return out
 
     def transition_law(self, states: NDArray[np.int16], counts: I64) -> tuple[NDArray[np.int64], I64]:

@@ -271,8 +271,14 @@ def gap_uniforms(cells: NDArray[np.int32], fresh: NDArray[np.float64], rng: np.r
     ``GAP_CODE_LEVELS``) where a gap has one (a kept stream's: ``CommandChain.stream_gaps``),
     ``fresh`` (updated in place) where it has none (-1)."""
     coded = np.flatnonzero(cells >= 0)
-    fresh[coded] = (cells[coded] + rng.random(coded.size)) / GAP_CODE_LEVELS
+    fresh[coded] = cell_uniforms(cells[coded], rng)
     return fresh
+
+
+def cell_uniforms(cells: NDArray[np.int32], rng: np.random.Generator) -> NDArray[np.float64]:
+    """One uniform within each of ``cells`` (of ``GAP_CODE_LEVELS``, all >= 0): where a kept
+    stream's code (gap, start or end) puts its quantile."""
+    return (cells + rng.random(cells.size)) / GAP_CODE_LEVELS
 
 
 def volatile(ft: FileType) -> bool:

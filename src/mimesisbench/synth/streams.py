@@ -55,11 +55,11 @@ from numpy.typing import NDArray
 
 from mimesisbench.errors import ScheduleError
 from mimesisbench.profile.distribution import Distribution
-from mimesisbench.profile.schema import GAP_CODE_LEVELS, FileType
+from mimesisbench.profile.schema import FileType
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.synth.assign import fitting_assignment
 from mimesisbench.synth.balance import balanced_pre_law
-from mimesisbench.synth.chains import ChainLaw, gap_uniforms, stratified, stratified_within
+from mimesisbench.synth.chains import ChainLaw, cell_uniforms, gap_uniforms, stratified, stratified_within
 from mimesisbench.synth.kstats import ks_distance, truncated_seen
 
 I64 = NDArray[np.int64]
@@ -662,7 +662,7 @@ def _chain_counted_streams(
         )
         start = np.cumsum(counts) - counts
         offsets, length = _redraw_long_streams(laws, chain, states, step, counts, start, room, rng)
-    first = _coded_starts(laws, cells[start[counts > 0]], counts > 0, first, origin, window_us, rng)
+    first = _coded_starts(laws, cells[start], first, origin, window_us, rng)  # every object has an access
     f_rel = np.repeat(np.arange(n, dtype=np.int64), counts)
     first = np.where(first + length < window_us, first, np.maximum(window_us - 1 - length, origin))
     # a stream a little longer than the room from its origin (by at most ``SQUEEZE``) is squeezed
@@ -691,20 +691,19 @@ def _chain_counted_streams(
     return first, f_rel[keep], offsets[keep], chain.with_origins(states, ops)[keep], last_rel, cut, ended, ends
 
 
-def _coded_starts(laws: Laws, start_cells: NDArray[np.int32], has: NDArray[np.bool_], first: I64, origin: I64,
-                  window_us: int, rng: np.random.Generator) -> I64:
+def _coded_starts(laws: Laws, start_cells: NDArray[np.int32], first: I64, origin: I64, window_us: int,
+                  rng: np.random.Generator) -> I64:
     """``first`` with the first access of each object that took a kept stream with a start code
-    (``start_cells``, one per object of ``has``; -1: none) drawn in that cell of the activation
+    (``start_cells``, one per object; -1: none) drawn in that cell of the activation
     law instead, where that falls in the window (``CommandChain.stream_starts``). Why: drawn apart
     from its stream, a file whose benchmark reads it 7 s after its creation and makes it again
     14 s later was read anywhere from 0.2 to 7 s after it in a type of job files, and its
     create-to-create gaps spread over 7-21 s where the trace's were all 21 s (per-command
     interarrival KS 0.6 on a real MapReduce trace)."""
-    objs = np.flatnonzero(has)[start_cells >= 0]
+    objs = np.flatnonzero(start_cells >= 0)
     if objs.size == 0:
         return first
-    u = (start_cells[start_cells >= 0] + rng.random(objs.size)) / GAP_CODE_LEVELS
-    coded = origin[objs] + laws.activation.at(u)
+    coded = origin[objs] + laws.activation.at(cell_uniforms(start_cells[objs], rng))
     inside = coded < window_us
     out = first.copy()
     out[objs[inside]] = coded[inside]
@@ -936,7 +935,7 @@ def _match_delays_to_room(delay: I64, base: I64, window_us: int, rng: np.random.
 
 def _deletions(
     laws: Laws, origin: I64, last_abs: I64, beyond: NDArray[np.bool_], window_us: int, rng: np.random.Generator,
-    end_cells: NDArray[np.int32] | None = None,
+    end_cells: NDArray[np.int32],
 ) -> I64:
     """When each object is deleted (NEVER: not in the window). An object with a kept stream's end
     (``end_cells``: ``CommandChain.stream_ends``) is deleted as its stream's object was, that long
@@ -947,14 +946,13 @@ def _deletions(
     share = ft.delete_share
     free = np.ones(n, dtype=bool)
     end_law = laws.end_gap
-    if end_cells is not None and end_law is not None:
+    if end_law is not None:
         coded = np.flatnonzero(end_cells >= 0)
         free = end_cells == -1
         if coded.size:
-            u = (end_cells[coded] + rng.random(coded.size)) / GAP_CODE_LEVELS
             last = last_abs[coded]
             # at least 1 ms after the last access, as D_j's deletions (below)
-            gap = end_law.at(u)
+            gap = end_law.at(cell_uniforms(end_cells[coded], rng))
             when = np.where(last >= 0, last + np.maximum(gap, 1000), origin[coded] + gap)
             keep = (when < window_us) & ~beyond[coded]
             out[coded[keep]] = when[keep]

@@ -142,8 +142,74 @@ def test_a_member_delayed_past_the_window_ends_in_it() -> None:
         ends.add(int(t.max()))
         assert sorted(t[target == 0].tolist()) == t[target == 0].tolist()
         assert sorted(t[target == 1].tolist()) == t[target == 1].tolist()
-    # object 0 led (object 1 delayed 5 ms past the end, moved back to it) or object 1 led
+    # object 0 led (object 1 delayed 5 ms past the end, moved back to it: the group cannot move
+    # earlier, its first visit is at the window's start) or object 1 led
     assert ends == {window - 1, window - 500_000 + 5000}
+
+
+def test_a_group_delayed_past_the_window_moves_back_whole() -> None:
+    """A daemon's round seen to the window's end: its group moves earlier as a whole, so every
+    member keeps its first object's gaps (the clip cut each member's last gap short)."""
+    second = 1_000_000
+    window = 10 * second
+    lead = [(second + k * 3 * second, OpCode.LIST_DIR) for k in range(3)]
+    lead[-1] = (window - 1000, OpCode.LIST_DIR)
+    law = CoVisits(window_ms=100, groups=[CoVisitRow(visits=3, size=2, share=1.0)],
+                   offset=Distribution(values=[5.0, 5.0], weights=[0.5, 0.5]))
+    for seed in range(6):
+        key, meta, target = _events([lead, [(t + 20_000, op) for t, op in lead[:2]] + [(window - 2000, OpCode.LIST_DIR)]])
+        assert covisit(key, meta, target, law, window, np.random.default_rng(seed)) == 1
+        t = (key >> RANK_BITS).reshape(2, 3)
+        assert int(t.max()) == window - 1
+        assert np.diff(t[0]).tolist() == np.diff(t[1]).tolist()
+        assert abs(int(t[1, 0] - t[0, 0])) == 5000
+
+
+def test_a_group_is_made_of_objects_whose_visits_span_alike() -> None:
+    """Two objects visited twice 0.1 s apart and two visited twice 2 s apart, in pairs: each pair
+    is of one kind, so no object's visits move from 0.1 s apart to 2 s or back."""
+    second = 1_000_000
+    quick = [[(t0, OpCode.GETFILEINFO), (t0 + 150_000, OpCode.GETFILEINFO)] for t0 in (1 * second, 5 * second)]
+    slow = [[(t0, OpCode.GETFILEINFO), (t0 + 2 * second, OpCode.GETFILEINFO)] for t0 in (2 * second, 7 * second)]
+    law = CoVisits(window_ms=100, groups=[CoVisitRow(visits=2, size=2, share=1.0)],
+                   offset=Distribution(values=[3.0, 3.0], weights=[0.5, 0.5]))
+    for seed in range(8):
+        key, meta, target = _events([quick[0], slow[0], quick[1], slow[1]])
+        assert covisit(key, meta, target, law, 20 * second, np.random.default_rng(seed)) == 2
+        t = (key >> RANK_BITS).reshape(4, 2)
+        assert np.diff(t, axis=1).ravel().tolist() == [150_000, 2 * second, 150_000, 2 * second]
+
+
+def test_a_members_delay_varies_from_round_to_round_as_the_traces() -> None:
+    """The fit keeps how much a member's delay varies round to round (``jitter``: its delay less
+    its median, over its visits); the generator adds that variation to each later round, and
+    without it a member keeps one delay."""
+    second = 1_000_000
+    wobble = [0, 3, -2, 4, -3, 0]  # ms, the member's delay less its median (5 ms), per round
+    lister = [k * 2000 for k in range(6)]
+    time = np.array(lister + [t + 5 + w for t, w in zip(lister, wobble)], dtype=np.int64)
+    law = fit_covisits(_bounds(6, 6), time, np.ones(2, dtype=bool), points=32)
+    assert law is not None and law.jitter is not None
+    assert {float(v) for v in law.jitter.values} == {float(w) for w in wobble}
+    steady = fit_covisits(_bounds(6, 6), np.array(lister + [t + 5 for t in lister], dtype=np.int64),
+                          np.ones(2, dtype=bool), points=32)
+    assert steady is not None and steady.jitter is None
+    events = [[(t * 1000 + 400_000, OpCode.LIST_DIR) for t in lister], [(t * 1000 + 700_000, OpCode.LIST_DIR) for t in lister]]
+    spread = (law.jitter.values[-1] - law.jitter.values[0]) * 1000
+    varied = False
+    for seed in range(6):
+        key, meta, target = _events(events)
+        assert covisit(key, meta, target, law, 20 * second, np.random.default_rng(seed)) == 1
+        t = (key >> RANK_BITS).reshape(2, 6)
+        delay = (t[1] - t[0]) * np.sign(t[1, 0] - t[0, 0])  # whichever leads
+        assert abs(int(delay[0]) - 5000) <= 1000 * law.offset.values[-1]
+        assert (np.abs(delay - delay[0]) <= spread + 1).all()
+        varied |= bool(np.ptp(delay) > 0)
+        key, meta, target = _events(events)
+        covisit(key, meta, target, steady, 20 * second, np.random.default_rng(seed))
+        t = (key >> RANK_BITS).reshape(2, 6)
+        assert np.ptp(t[1] - t[0]) == 0
+    assert varied
 
 
 def test_an_object_visited_on_some_of_anothers_visits_is_nested_in_it() -> None:

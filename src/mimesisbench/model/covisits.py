@@ -200,7 +200,24 @@ def fit_covisits(bounds: I64, time: NDArray[np.integer], lasting: NDArray[np.boo
     rows = [CoVisitRow(visits=v, size=k, share=share) for v, k, share in _law_rows(n[grouped], size[grouped], np.bincount(n))]
     delays = visits.start[visits.first[objects[member]]] - visits.start[visits.first[leader[member]]]
     offset = Distribution.from_samples(delays.astype(np.float64), points)
-    return CoVisits(window_ms=WINDOW_MS, groups=rows, offset=offset, nested=nested, nested_offset=nested_offset)
+    jitter = _jitter(visits, objects[member], leader[member])
+    return CoVisits(window_ms=WINDOW_MS, groups=rows, offset=offset, nested=nested, nested_offset=nested_offset,
+                    jitter=Distribution.from_samples(jitter, points) if jitter.any() else None)
+
+
+def _jitter(visits: Visits, members: I64, leaders: I64) -> NDArray[np.float64]:
+    """Each member's delay from its group's first object at each of its visits, less the member's
+    median delay: how much a daemon's order within its rounds varies (a listing takes a few ms
+    more or less from round to round)."""
+    n = visits.count[members]
+    own = runs(visits.first[members], n)
+    lead = runs(visits.first[leaders], n)
+    delay = (visits.start[own] - visits.start[lead]).astype(np.float64)
+    member = np.repeat(np.arange(members.size), n)
+    order = np.lexsort((delay, member))
+    begin = np.cumsum(n) - n
+    median = (delay[order[begin + (n - 1) // 2]] + delay[order[begin + n // 2]]) / 2.0
+    return np.asarray(delay - median[member])
 
 
 def _nested_law(visits: Visits, eligible: I64, span: int, points: int) -> tuple[list[NestedRow], Distribution | None]:

@@ -551,13 +551,16 @@ class CoVisits(_Strict):
     first object. The generator gives each group's members its first object's visit times, each
     member delayed by one draw of ``offset`` (``synth.covisits``). ``nested`` (optional) is the law
     of objects whose visits are a subset of another's (``NestedRow``), ``nested_offset`` that of
-    their delay (ms) from their host's visits."""
+    their delay (ms) from their host's visits. ``jitter`` (optional) is the law of a member's delay
+    at each of its visits less its median delay (ms, of either sign): the generator adds to each
+    later visit's delay one draw less the first visit's."""
 
     window_ms: Annotated[int, Field(ge=1, le=MAX_TIME_MS)]
     groups: list[CoVisitRow] = Field(default_factory=list, max_length=MAX_COVISIT_ROWS)
     offset: Distribution
     nested: list[NestedRow] = Field(default_factory=list, max_length=MAX_COVISIT_ROWS)
     nested_offset: Distribution | None = None
+    jitter: Distribution | None = None
 
     @model_validator(mode="after")
     def _shares(self) -> CoVisits:
@@ -582,6 +585,8 @@ class CoVisits(_Strict):
         if not self.nested:
             data.pop("nested", None)
             data.pop("nested_offset", None)
+        if self.jitter is None:
+            data.pop("jitter", None)
         return data
 
 

@@ -3,7 +3,8 @@
 Every object's stream is drawn apart from the others', so objects a trace visits together (a
 daemon's directories, round after round) come out at unrelated moments. After the streams are
 drawn, the objects of each number of visits that the profile's law groups are put in groups of
-the law's sizes (drawn at random among the objects with exactly that many visits), and each
+the law's sizes (among the objects with exactly that many visits, objects whose visits span about
+as long: ``_alike_groups``), and each
 member's visits are moved to its group's first object's visit times, delayed by one draw of the
 law's ``offset`` (a member keeps its delay in every round, as a daemon keeps its order, give or
 take one draw of the law's ``jitter`` per round). A visit moves whole: its own gaps, commands and
@@ -41,9 +42,10 @@ _ACCESS_RANK = int(RANK[OpCode.OPEN])
 _DELETES = np.zeros(max(OpCode) + 1, dtype=bool)
 _DELETES[[OpCode.DELETE, OpCode.DELETE_DIR]] = True
 _DELETES.flags.writeable = False
-#: up to this many groups of one number of visits are placed one by one where the spans are
-#: closest (``_alike_groups``); more are cut from the span order in blocks
-CLOSEST_GROUPS = 256
+#: the groups of one number of visits are placed one by one where the spans are closest
+#: (``_alike_groups``) while groups x candidates stays within this; more are cut from the span
+#: order in blocks (each placement is a pass over the candidates)
+CLOSEST_WORK = 1 << 21
 
 
 def _group_slices(count: int, law: list[tuple[int, float]], rng: np.random.Generator) -> list[tuple[int, int]]:
@@ -160,12 +162,11 @@ def _alike_groups(
     per-object gaps moved between 0.1 s and 2 s); co-visited objects of a trace span about as long
     by definition (each visit within the window of the others').
 
-    How: the candidates in order of their span's logarithm (ties at random). Up to
-    ``CLOSEST_GROUPS`` groups, largest first, each takes the run of consecutive free candidates
-    whose spans lie closest (the smallest ratio of its longest to its shortest): the objects left
-    alone are those that fit no group. More groups are cut from that order in consecutive blocks,
-    the blocks and the objects left alone in random order (a loop per group would cost a pass
-    over the candidates each)."""
+    How: the candidates in order of their span's logarithm (ties at random). While groups x
+    candidates is within ``CLOSEST_WORK``, each group, largest first, takes the run of consecutive
+    free candidates whose spans lie closest (the smallest ratio of its longest to its shortest):
+    the objects left alone are those that fit no group. Else the groups are cut from that order in
+    consecutive blocks, the blocks and the objects left alone in random order."""
     if not slices:
         return []
     n = int(visits.count[candidates[0]])
@@ -174,7 +175,7 @@ def _alike_groups(
     by_span = np.lexsort((rng.random(candidates.size), log_span))
     ordered, log_span = candidates[by_span], log_span[by_span]
     out: list[tuple[I64, I64]] = []
-    if sum(count for _, count in slices) <= CLOSEST_GROUPS:
+    if sum(count for _, count in slices) * candidates.size <= CLOSEST_WORK:
         free = np.ones(ordered.size, dtype=bool)
         for size, count in sorted(slices, reverse=True):
             blocks = np.empty((count, size), dtype=np.int64)

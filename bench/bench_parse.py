@@ -7,6 +7,10 @@ parses it once per repetition in a fresh process each (so peak RSS is the parse'
     python bench/bench_parse.py [--lines 10000000] [--gzip] [--rotate 1] [--repeat 2] [--workers 2]
     python bench/bench_parse.py --fit 30      # parse + fit 30 types + write the profile
 
+With ``--fit`` each repetition also measures the parse alone, as a same-run reference: the end
+to end time is printed as a multiple of it (this machine's speed varies by a factor of two from
+hour to hour; the ratio does not).
+
 The parse is the native one when the native core is installed (``scripts/setup.sh`` builds it);
 ``MIMESISBENCH_NATIVE=0 python bench/bench_parse.py`` measures the pure-Python parser.
 
@@ -28,8 +32,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-
-import polars as pl
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -77,39 +79,45 @@ def log_files(lines: int, compress: bool, rotate: int, seed: int = 1) -> list[Pa
     return [out / name for name in done.read_text().split("\n")]
 
 
-def parse_only(paths: Sequence[Path], workers: int = 2) -> tuple[pl.DataFrame, ParseReport]:
-    """The measured unit: parse the audit logs into the event table."""
-    return read_audit_logs(paths, workers=workers)
+def parse_only(paths: Sequence[Path], workers: int = 2) -> tuple[ParseReport, int]:
+    """The measured unit: parse the audit logs into the event table (its report, distinct paths)."""
+    table, report = read_audit_logs(paths, workers=workers)
+    return report, table["path"].n_unique()
 
 
-def parse_and_fit(paths: Sequence[Path], types: int, workers: int = 2) -> tuple[pl.DataFrame, ParseReport]:
-    """The end-to-end unit: parse, fit a profile with ``types`` types and write it (as the CLI)."""
+def parse_and_fit(paths: Sequence[Path], types: int, workers: int = 2) -> tuple[ParseReport, int]:
+    """The end-to-end unit: parse, fit a profile with ``types`` types and write it, as ``mimesisbench
+    model`` does (the table handed over to the fit, which frees it once read)."""
     import tempfile
 
+    from mimesisbench.handover import Handover
     from mimesisbench.model.clustering import import_in_background
     from mimesisbench.model.fit import FitConfig, fit_profile
     from mimesisbench.profile.io import save_profile
 
     import_in_background()  # as the CLI does: scikit-learn is imported while the log is parsed
-    table, report = parse_only(paths, workers)
-    profile = fit_profile(table, None, FitConfig(types=types, seed=1))
+    table, report = read_audit_logs(paths, workers=workers)
+    distinct = table["path"].n_unique()  # counted in the measured time: a few tens of ms
+    handed = Handover(table)
+    del table
+    profile = fit_profile(handed, None, FitConfig(types=types, seed=1))
     with tempfile.TemporaryDirectory() as tmp:
         save_profile(profile, Path(tmp) / "profile.json")
-    return table, report
+    return report, distinct
 
 
 def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
-def measure(paths: Sequence[Path], unit: Callable[[Sequence[Path]], tuple[pl.DataFrame, ParseReport]]) -> Measurement:
+def measure(paths: Sequence[Path], unit: Callable[[Sequence[Path]], tuple[ParseReport, int]]) -> Measurement:
     """Run ``unit`` once in this process and take wall, CPU and peak RSS around it."""
     base = _peak_rss()
     t0, c0 = time.perf_counter(), time.process_time()
-    table, report = unit(paths)
+    report, distinct = unit(paths)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = _peak_rss()
-    return Measurement(report.lines, report.events, table["path"].n_unique(), wall, cpu, peak, base)
+    return Measurement(report.lines, report.events, distinct, wall, cpu, peak, base)
 
 
 def _child(paths: list[str], workers: int, fit: int | None, conn: Connection) -> None:
@@ -149,8 +157,14 @@ def main(argv: list[str] | None = None) -> None:
           + (f"; measuring parse + fit (K={a.fit}) + write" if a.fit else "; measuring parse only"))
     for _ in range(a.repeat):
         m = measure_in_child(paths, a.workers, a.fit)
-        print(json.dumps({**asdict(m), "lines_per_s": m.lines_per_s, "bytes_per_path": m.bytes_per_path})
-              if a.json else m.describe())
+        row: dict[str, object] = {**asdict(m), "lines_per_s": m.lines_per_s, "bytes_per_path": m.bytes_per_path}
+        text = m.describe()
+        if a.fit:  # the same-run reference: the parse alone, so a figure survives the machine's speed
+            ref = measure_in_child(paths, a.workers, None)
+            row["parse_only_wall_s"] = ref.wall_s
+            row["wall_over_parse_only"] = m.wall_s / ref.wall_s
+            text += f"; {m.wall_s / ref.wall_s:.2f}x the parse alone ({ref.wall_s:.2f} s, {ref.lines_per_s / 1e6:.2f} M lines/s)"
+        print(json.dumps(row) if a.json else text)
 
 
 if __name__ == "__main__":

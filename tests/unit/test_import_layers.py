@@ -34,7 +34,7 @@ TOP = "mimesisbench"
 #: bottom to top; a package may import only from packages of strictly lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    (TOP, "units", "native", "jobs", "atomic"),  # TOP: the package's __init__ (``__version__``)
+    (TOP, "units", "native", "jobs", "atomic", "handover"),  # TOP: the package's __init__ (``__version__``)
     ("trace", "profile", "hdfs", "schedule"),
     ("model",),
     ("synth",),

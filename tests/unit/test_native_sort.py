@@ -67,3 +67,55 @@ def test_schedules_are_identical_with_and_without_the_native_sort(monkeypatch: p
         without = generate_schedule(profile, GenerateOptions(), 7)
     for name in ("time_us", "op", "target"):
         assert np.array_equal(getattr(with_native, name), getattr(without, name)), name
+
+
+@pytest.mark.parametrize("objects", [7, 300, 100_000])
+def test_group_order_groups_stably_like_numpy(objects: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native counting sort and the numpy digit passes (``MIMESISBENCH_NATIVE=0``) give the
+    stable order by key: keys of one and two 16-bit digits, events in time order."""
+    from mimesisbench.model import objects as objects_module
+
+    rng = np.random.default_rng(objects)
+    keys = rng.integers(0, objects, 400_000).astype(np.int32)
+    times = np.sort(rng.integers(0, 10**6, keys.size))
+    expected = np.argsort(keys, kind="stable")
+    native_order = objects_module._group_order(keys, times)
+    with monkeypatch.context() as m:
+        m.setenv(ENV_SWITCH, "0")
+        numpy_order = objects_module._group_order(keys, times)
+    assert np.array_equal(native_order, expected) and np.array_equal(numpy_order, expected)
+    assert native_order.dtype == np.uint32  # the native path ran (numpy's gives intp or int32)
+
+
+def test_group_order_refuses_a_key_out_of_range() -> None:
+    with pytest.raises(ValueError, match="outside"):
+        _native().group_order(np.array([0, 5, 2], dtype=np.int32), 3)  # type: ignore[attr-defined]
+
+
+def test_sorted_floats_native_and_numpy_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit's sort of gaps (``profile.distribution.sorted_floats``): the native radix sort and
+    numpy's give the same array, signed zeros and infinities included; the samples are not sorted in place."""
+    from mimesisbench.profile import distribution
+
+    rng = np.random.default_rng(8)
+    samples = np.concatenate([rng.lognormal(6, 3, 50_000).round(), -rng.lognormal(1, 2, 5_000),
+                              [0.0, -0.0, np.inf, -np.inf, -0.0]])
+    rng.shuffle(samples)
+    kept = samples.copy()
+    calls: list[int] = []
+    real = _native().sort_floats  # type: ignore[attr-defined]
+
+    class Spy:
+        def sort_floats(self, values: np.ndarray) -> None:
+            calls.append(values.size)
+            real(values)
+
+    with monkeypatch.context() as m:
+        m.setattr(distribution, "native_module", lambda: Spy())
+        native_sorted = distribution.sorted_floats(samples)
+    with monkeypatch.context() as m:
+        m.setenv(ENV_SWITCH, "0")
+        numpy_sorted = distribution.sorted_floats(samples)
+    assert calls == [samples.size]
+    assert np.array_equal(native_sorted, numpy_sorted) and np.array_equal(samples, kept)
+    assert not np.signbit(native_sorted[native_sorted == 0]).any()  # -0.0 came out as 0.0

@@ -17,7 +17,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 #: the modules ``cluster_objects`` imports
-_SKLEARN_MODULES = ("sklearn.cluster", "sklearn.preprocessing")
+_SKLEARN_MODULES = ("sklearn.cluster",)
 
 #: objects used to fit the centroids; every object is then assigned to its nearest centroid
 FIT_SAMPLE = 50_000
@@ -117,23 +117,41 @@ class Clustering:
     inertia: float
 
 
-def _scaled(scaler: Any, rows: NDArray[np.float64]) -> NDArray[np.float32]:
-    out: NDArray[np.float32] = np.asarray(scaler.transform(rows), dtype=np.float32)
-    return out
+@dataclass(frozen=True)
+class _Standardiser:
+    """Each feature less its mean, over its standard deviation (1 where a feature is constant):
+    what scikit-learn's StandardScaler computes. Written here because the scaler's fit (a
+    NaN-aware incremental variance) took 0.38 s of a 10 M-line fit's clustering where numpy's mean
+    and std take a fifth of that; the features hold no NaN (``feature_matrix``)."""
+
+    mean: NDArray[np.float64]
+    scale: NDArray[np.float64]
+
+    @classmethod
+    def fit(cls, features: NDArray[np.float64]) -> _Standardiser:
+        mean = features.mean(axis=0)
+        # the squared deviations a slice at a time: no temporary as large as the features
+        squares = sum(np.square(features[i : i + PREDICT_ROWS] - mean).sum(axis=0)
+                      for i in range(0, features.shape[0], PREDICT_ROWS))
+        scale = np.sqrt(np.asarray(squares, dtype=np.float64) / max(features.shape[0], 1))
+        scale[scale < 10 * np.finfo(np.float64).eps] = 1.0  # a constant feature is left unscaled
+        return cls(mean, scale)
+
+    def scaled(self, rows: NDArray[np.float64]) -> NDArray[np.float32]:
+        return ((rows - self.mean) / self.scale).astype(np.float32)
 
 
 def cluster_objects(features: NDArray[np.float64], k: int, seed: int) -> Clustering:
     """k-means with k-means++ init on standardised features; fitted on a sample, applied to all."""
     from sklearn.cluster import KMeans
-    from sklearn.preprocessing import StandardScaler
 
     n = features.shape[0]
     if n == 0:
         raise ValueError("no objects to cluster")
-    scaler = StandardScaler().fit(features)
+    scaler = _Standardiser.fit(features)
     rng = np.random.default_rng(seed)
     # standardised features in float32: k-means (Lloyd) runs a few times faster than in float64
-    sample = _scaled(scaler, features if n <= FIT_SAMPLE else features[rng.choice(n, FIT_SAMPLE, replace=False)])
+    sample = scaler.scaled(features if n <= FIT_SAMPLE else features[rng.choice(n, FIT_SAMPLE, replace=False)])
     # distinct rows by polars' hashing (numpy's row-wise unique sorts the rows: several times slower)
     k_eff = max(1, min(k, pl.DataFrame(sample).n_unique()))
     model = KMeans(n_clusters=k_eff, n_init=1, max_iter=MAX_ITER, random_state=int(rng.integers(2**31 - 1)))
@@ -141,7 +159,7 @@ def cluster_objects(features: NDArray[np.float64], k: int, seed: int) -> Cluster
     # every object to its nearest centroid, a slice at a time: scaling and assigning are per row, so
     # this is the whole matrix's result without a scaled copy of it
     raw = np.concatenate(
-        [model.predict(_scaled(scaler, features[i : i + PREDICT_ROWS])) for i in range(0, n, PREDICT_ROWS)]
+        [model.predict(scaler.scaled(features[i : i + PREDICT_ROWS])) for i in range(0, n, PREDICT_ROWS)]
     )
     # renumber by decreasing cluster size so type 1 is the largest (stable, seed-independent order)
     sizes = np.bincount(raw, minlength=k_eff)

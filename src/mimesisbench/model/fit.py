@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from mimesisbench import __version__
 from mimesisbench.errors import ConfigError, TraceError
+from mimesisbench.handover import Handover, owned
 from mimesisbench.model.clustering import Clustering, cluster_objects, feature_matrix
 from mimesisbench.model.covisits import fit_covisits
 from mimesisbench.model.namespace_shape import fit_namespace
@@ -243,8 +244,10 @@ class ObjectColumns:
                    parent_made=objects["parent_made"].to_numpy())
 
 
-def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConfig) -> FittedObjects:
-    """Classify the trace into objects once; the result is shared by every K tried."""
+def prepare(events: pl.DataFrame | Handover[pl.DataFrame], snapshot: pl.DataFrame | None, config: FitConfig) -> FittedObjects:
+    """Classify the trace into objects once; the result is shared by every K tried. ``events``
+    handed over (``Handover``) is dropped once read: the fit's peak memory is then without it."""
+    events = owned(events)
     if events.height == 0:
         raise TraceError("the trace has no events to fit a profile from")
     t0 = config.window_start_ms if config.window_start_ms is not None else int(events["time_ms"].min())  # type: ignore[arg-type]
@@ -266,18 +269,21 @@ def prepare(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConf
             f"(allowed=false: {denied:,}) or names no path (src=null, NameNode-wide commands such as "
             f"saveNamespace: {events['path'].null_count():,})"
         )
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
-        # the fit reads objects and accesses only; accesses a schedule cannot hold are left out
-        view = build_view(events, snapshot, event_tables=False, modelled_only=True, object_paths=False,
-                          relative_times=True)
-        counted = op_counts.result()
     pathless_counts: dict[str, int] = {}
     pathless: list[PathlessCommand] = []
     if events["path"].null_count():
         without = events.filter(pl.col("path").is_null())
         pathless_counts = operation_counts(without)
         pathless = pathless_commands(without, config.points)
+        del without
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        op_counts = pool.submit(operation_counts, events)  # on the other core, beside build_view
+        handed = Handover(events)  # build_view holds the table alone (with the count, while it runs)
+        del events
+        # the fit reads objects and accesses only; accesses a schedule cannot hold are left out
+        view = build_view(handed, snapshot, event_tables=False, modelled_only=True, object_paths=False,
+                          relative_times=True)
+        counted = op_counts.result()
     if view.objects.height == 0:
         raise TraceError("the trace names no object (only unknown operations)")
     acc = view.accesses
@@ -504,7 +510,7 @@ def _command_chain(obj: NDArray[np.int32], time: NDArray[np.integer], cmd: NDArr
     stream_starts = stream_ends = ""
     end_gap = None
     if stream_gaps and bounds_of is not None:
-        lengths = np.fromiter((len(x) for x in streams), dtype=np.int64, count=len(streams))
+        lengths = np.fromiter(map(len, streams), dtype=np.int64, count=len(streams))
         stream_starts, stream_ends = bounds_of.codes(obj[kept_at[np.cumsum(lengths) - lengths]], rng)
         end_gap = bounds_of.end_law
     del kept_at
@@ -561,7 +567,7 @@ def _kept_streams(
 def _gap_ends(streams: list[str], at: NDArray[np.intp]) -> NDArray[np.signedinteger]:
     """The accesses (of ``at``: the index of each access of the kept ``streams``, stream after
     stream) that end a gap: all but each stream's first, as int32 where the indices allow."""
-    lengths = np.fromiter((len(x) for x in streams), dtype=np.int64, count=len(streams))
+    lengths = np.fromiter(map(len, streams), dtype=np.int64, count=len(streams))
     not_first = np.ones(at.size, dtype=bool)
     not_first[np.cumsum(lengths) - lengths] = False
     ends = at[not_first]
@@ -899,8 +905,10 @@ def cluster_kinds(fo: FittedObjects, config: FitConfig) -> tuple[NDArray[np.int1
     return labels, "; ".join(notes)
 
 
-def fit_profile(events: pl.DataFrame, snapshot: pl.DataFrame | None, config: FitConfig) -> WorkloadProfile:
-    """Fit a profile with K types per kind, or choose K automatically (``config.types == "auto"``)."""
+def fit_profile(events: pl.DataFrame | Handover[pl.DataFrame], snapshot: pl.DataFrame | None,
+                config: FitConfig) -> WorkloadProfile:
+    """Fit a profile with K types per kind, or choose K automatically (``config.types == "auto"``).
+    ``events`` handed over (``Handover``) is freed once read (``prepare``)."""
     fo = prepare(events, snapshot, config)
     labels, note = cluster_kinds(fo, config)
     return profile_from_labels(fo, labels, config, note)

@@ -29,6 +29,8 @@ import polars as pl
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
+from mimesisbench.handover import Handover, owned
+from mimesisbench.native import native_module
 from mimesisbench.schedule.format import opcode_for
 
 OPEN = "open"
@@ -384,13 +386,19 @@ def _rename_roots(
     return root, last
 
 
-def _group_order(keys: NDArray[np.int32], times: NDArray[np.int64]) -> NDArray[np.integer]:
-    """The order that groups ``keys`` (ascending), time order kept within a key (ties: input
-    order). Events come in time order (the event table's contract), so a stable sort by key
-    suffices: done as two passes of numpy's radix sort on 16-bit digits, several times faster
-    than a comparison sort of 32-bit keys."""
+def _group_order(keys: NDArray[np.int32], times: NDArray[np.signedinteger[Any]]) -> NDArray[np.integer]:
+    """The order that groups ``keys`` (ascending, not negative), time order kept within a key (ties:
+    input order). Events come in time order (the event table's contract), so a stable sort by key
+    suffices: with the native core one counting sort (``mimesisbench_native.group_order``: 0.13 s
+    for 10 M events of 1.4 M objects, where the numpy passes below take 0.6 s and three times the
+    memory); else two passes of numpy's radix sort on 16-bit digits, several times faster than a
+    comparison sort of 32-bit keys."""
     if not _ascending(times):
         return np.lexsort((times, keys))
+    native = native_module()
+    if native is not None and keys.size and keys.size < 2**32 - 1 and keys.dtype == np.int32:
+        order: NDArray[np.integer] = native.group_order(np.ascontiguousarray(keys), int(keys.max()) + 1)
+        return order
     order = np.argsort(keys.astype(np.uint16), kind="stable")  # the low digit (the cast keeps the low 16 bits)
     if keys.size and int(keys.max()) >= 1 << 16:  # ids are below 2**31 and not negative
         if order.size < 2**31:
@@ -443,7 +451,7 @@ def modelled_table(op_names: tuple[str, ...]) -> NDArray[np.bool_]:
 
 
 def build_view(
-    events: pl.DataFrame,
+    events: pl.DataFrame | Handover[pl.DataFrame],
     snapshot: pl.DataFrame | None = None,
     *,
     event_tables: bool = True,
@@ -466,9 +474,13 @@ def build_view(
     that reads only their differences (the fit), half the memory. ``known_directories``: paths
     known to be directories by other means than a snapshot (a schedule's own directory table,
     whose leaf directories deleted untouched show no child in its events); unlike a snapshot's,
-    they say nothing about which paths existed before the first event."""
+    they say nothing about which paths existed before the first event. ``events`` handed over
+    (``Handover``) is dropped once its columns are read, before the events are grouped."""
+    table = owned(events)
+    del events
     with ThreadPoolExecutor(max_workers=2) as pool:
-        ev, ancestors = _event_arrays(events, pool)
+        ev, ancestors = _event_arrays(table, pool)
+        del table  # the arrays read from it (``ev``) go too, once the objects are known
         names = ev.names
         paths = names.paths
         mkdirs_ids = np.unique(ev.code_pid[ev.pcode[ev.kept(ev.op == names.op_index(MKDIRS))]])
@@ -539,10 +551,11 @@ def _listed_only(names: _Names, op: NDArray[np.unsignedinteger[Any]], pid: NDArr
     a snapshot such a path is a directory: a client lists directories (a leaf directory the
     trace never shows a child of would otherwise pass for a file)."""
     def flagged(ops: tuple[str, ...]) -> NDArray[np.bool_]:
-        codes = [names.op_names.index(o) for o in ops if o in names.op_names]
+        among = np.zeros(len(names.op_names), dtype=bool)  # a lookup per event: several times faster than np.isin
+        among[[names.op_names.index(o) for o in ops if o in names.op_names]] = True
         out = np.zeros(max(n, 1), dtype=bool)
-        if codes:
-            out[pid[np.isin(op, codes)]] = True
+        if among.any():
+            out[pid[among[op]]] = True
         return out
 
     return flagged(LISTING_OPS) & ~flagged(FILE_ONLY_OPS)

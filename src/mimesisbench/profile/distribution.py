@@ -29,6 +29,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mimesisbench.native import native_module
+
 FloatArray = NDArray[np.float64]
 
 #: default number of quantile points kept when a distribution is fitted from samples
@@ -47,6 +49,24 @@ class _Arrays:
         return isinstance(other, _Arrays)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+#: samples from which the native radix sort is used (below it numpy's sort costs microseconds)
+NATIVE_SORT_SAMPLES = 1 << 14
+
+
+def sorted_floats(samples: NDArray[np.floating] | NDArray[np.integer] | list[float]) -> NDArray[np.float64]:
+    """``samples`` as a sorted float64 copy (-0.0 as 0.0). With the native core, an LSD radix sort
+    (``mimesisbench_native.sort_floats``): a fit sorts every type's millions of gaps, 0.13 s per
+    8 M where numpy's sort takes 0.6 s. Either sort gives the same array."""
+    data = np.array(samples, dtype=np.float64)  # a copy: sorted in place
+    data += 0.0  # -0.0 + 0.0 is 0.0: the sorts order signed zeros differently
+    native = native_module() if data.size >= NATIVE_SORT_SAMPLES else None
+    if native is not None:
+        native.sort_floats(data)
+    else:
+        data.sort()
+    return data
 
 
 class Distribution(BaseModel):
@@ -98,7 +118,7 @@ class Distribution(BaseModel):
         draws give back the samples' values (spread over the gaps, the accesses of a type of three
         pollers listed 1,166, 1,513 and 1,538 times drew 4 % fewer in all).
         """
-        data = np.sort(np.asarray(samples, dtype=np.float64))
+        data = sorted_floats(samples)
         if data.size == 0:
             raise ValueError("cannot fit a distribution to no samples")
         if not np.all(np.isfinite(data)):

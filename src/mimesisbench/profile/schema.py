@@ -130,7 +130,7 @@ def _check_streams(streams: list[str], n: int) -> None:
     """Kept streams: non-empty strings of the first ``n`` characters of ``STREAM_ALPHABET``, at most
     ``MAX_KEPT_STREAM_ACCESSES`` characters in all; raises ValueError naming the bad entry."""
     allowed = set(STREAM_ALPHABET[:n])
-    total = sum(len(stream) for stream in streams)
+    total = sum(map(len, streams))
     if total <= MAX_KEPT_STREAM_ACCESSES and all(streams) and set("".join(streams)) <= allowed:
         return  # the common case at one pass over the text; else name the bad entry
     total = 0
@@ -152,8 +152,11 @@ def _check_codes(key: str, codes: str, want: int, per: str, absent: str = "") ->
         return
     if len(codes) != want:
         raise ValueError(f"{key}: has {len(codes)} characters, not {want} ({GAP_CODE_CHARS} per {per})")
-    digits = [codes[i : i + GAP_CODE_CHARS] for i in range(0, want, GAP_CODE_CHARS)]
-    bad = set("".join(c for c in digits if not absent or c != absent)) - set(STREAM_ALPHABET)
+    bad = set(codes) - set(STREAM_ALPHABET)  # the common case at one pass over the text (a profile
+    # holds millions of digits: a list of them cost a second of the fit, holding the GIL)
+    if bad and absent and bad <= set(absent):  # only now split into codes: a whole ``absent`` is allowed
+        digits = [codes[i : i + GAP_CODE_CHARS] for i in range(0, want, GAP_CODE_CHARS)]
+        bad = set("".join(c for c in digits if c != absent)) - set(STREAM_ALPHABET)
     if bad:
         raise ValueError(f"{key}: holds {sorted(bad)[0]!r}, not one of {STREAM_ALPHABET!r}"
                          + (f" (nor the whole code {absent!r})" if absent else ""))
@@ -162,7 +165,7 @@ def _check_codes(key: str, codes: str, want: int, per: str, absent: str = "") ->
 def _check_stream_codes(chain: CommandChain) -> None:
     """The kept streams' gap, start and end codes of ``chain``; raises ValueError naming the bad key."""
     streams = chain.streams
-    _check_codes("stream_gaps", chain.stream_gaps, GAP_CODE_CHARS * (sum(len(x) for x in streams) - len(streams)),
+    _check_codes("stream_gaps", chain.stream_gaps, GAP_CODE_CHARS * (sum(map(len, streams)) - len(streams)),
                  "gap of the kept streams")
     _check_codes("stream_starts", chain.stream_starts, GAP_CODE_CHARS * len(streams), "kept stream")
     _check_codes("stream_ends", chain.stream_ends, GAP_CODE_CHARS * len(streams), "kept stream",

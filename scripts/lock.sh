@@ -3,7 +3,7 @@
 # scripts/setup.sh installs from:
 #   requirements.lock       the tool and its build tools (setuptools, wheel, maturin)
 #   requirements-dev.lock   the same plus the test and lint dependencies (the `dev` extra)
-# Both are resolved together (the dev lock constrains the tool's lock), for CPython 3.10 and later.
+# Both are resolved together (the dev lock constrains the tool's lock), for CPython 3.11 and later.
 #   scripts/lock.sh             keep every version already pinned where it still fits (adds, removes)
 #   scripts/lock.sh --upgrade   move every dependency to the newest version the registry serves
 # uv (from PyPI) does the resolving; it is installed into a throw-away virtualenv.
@@ -18,7 +18,7 @@ python3 -m venv "$tools/venv"
 "$tools/venv/bin/python" -m pip install --quiet uv
 uv="$tools/venv/bin/uv"
 printf 'setuptools>=77\nwheel\nmaturin>=1.7,<2\n' > "$tools/build.in"
-common=(--generate-hashes --universal --python-version 3.10 --no-header --quiet)
+common=(--generate-hashes --universal --python-version 3.11 --no-header --quiet)
 "$uv" pip compile pyproject.toml "$tools/build.in" --extra dev "${common[@]}" "${upgrade[@]}" \
   -o requirements-dev.lock
 # the tool's lock takes the dev lock's versions, so `setup.sh` and `setup.sh --dev` agree

@@ -7,7 +7,7 @@
 #                                    via scripts/install_test_deps.sh
 #   scripts/setup.sh --upgrade-deps  first moves the locks to the newest versions the registry
 #                                    serves (scripts/lock.sh --upgrade), on purpose; combine with --dev
-# Python >= 3.10 must be on PATH as python3.
+# Python >= 3.11 must be on PATH as python3.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 
 import numpy as np
@@ -828,7 +828,7 @@ def profile_from_labels(fo: FittedObjects, labels: np.ndarray, config: FitConfig
         kind="fitted",
         inputs=list(config.inputs),
         tool_version=__version__,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         seed=config.seed,
         k_selection=k_selection,
         pre_existing_inferred=inferred,

@@ -10,6 +10,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 from mimesisbench.report.numbers import short_float
@@ -71,14 +72,14 @@ def fmt_time(text: str | None) -> str:
     """An ISO timestamp as ``YYYY-MM-DD HH:MM:SS UTC`` (as given when it cannot be read)."""
     if not text:
         return "-"
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return esc(text)
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc)
+        value = value.astimezone(UTC)
     return esc(value.strftime("%Y-%m-%d %H:%M:%S UTC"))
 
 

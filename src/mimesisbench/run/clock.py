@@ -11,4 +11,4 @@ def iso_utc(wall_ns: int | None = None) -> str:
     import datetime as dt
 
     ns = time.time_ns() if wall_ns is None else wall_ns
-    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc).isoformat(timespec="microseconds")
+    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="microseconds")

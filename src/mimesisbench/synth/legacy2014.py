@@ -13,7 +13,7 @@ import math
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -487,7 +487,7 @@ def import_2014(
         kind="imported-2014",
         inputs=[str(src.resolve())],
         tool_version=__version__,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         notes=notes,
         trace_stats=trace_stats,
     )

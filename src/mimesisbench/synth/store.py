@@ -109,7 +109,7 @@ def manifest_for(s: GeneratedSchedule, *, profile_hash: str, seed_source: str) -
         "pathless_commands": list(s.pathless_commands),
         "notes": list(s.notes),
         "tool_version": __version__,
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
 
 

@@ -633,7 +633,7 @@ def manifest_for(v: VerbatimSchedule, *, sources: list[str], snapshot: str | Non
         "pathless_commands": list(v.pathless_commands),
         "notes": notes,
         "tool_version": __version__,
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
 
 

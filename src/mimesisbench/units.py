@@ -31,6 +31,27 @@ def parse_duration_ms(text: str, *, option: str = "duration") -> int:
     return int(round(value))
 
 
+def parse_duration_s(text: str, *, option: str = "duration") -> float:
+    """As ``parse_duration_ms``, in seconds and unrounded (``"0.2ms"`` -> 0.0002)."""
+    value = scaled(_DURATION, _FACTORS_MS, text)
+    if value is None:
+        raise ConfigError(f"{option}: cannot read {text!r} as a duration (use e.g. 20s, 10m, 1h or milliseconds)")
+    return value / 1000.0
+
+
+def parse_rate(text: str, *, option: str = "--rate") -> float:
+    """Operations per second from ``5000``, ``5000/s`` or ``2.5k/s``."""
+    value = text.strip().lower().removesuffix("/s").strip()
+    factor = 1000.0 if value.endswith("k") else 1.0
+    try:
+        rate = float(value.removesuffix("k")) * factor
+    except ValueError:
+        raise ConfigError(f"{option}: cannot read {text!r}; give operations per second, e.g. 5000/s or 2.5k/s") from None
+    if not rate > 0 or rate == float("inf"):
+        raise ConfigError(f"{option} must be a positive number of operations per second (got {text!r})")
+    return rate
+
+
 def parse_size(text: str, what: str) -> int:
     """Bytes from ``4MiB``, ``64KiB``, ``512`` (K, M, G are binary too, as in IOR)."""
     value = scaled(_SIZE, _SIZE_UNITS, text)

@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("backends",),
     ("engine", "monitoring", "results", "micro", "netproxy", "datajobs"),
     ("run", "analysis"),
-    ("report",),
+    ("report", "study"),
     ("cli",),
     ("__main__",),
 )

@@ -10,8 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from mimesisbench.cli.cmd_profile import demo_profile_path
-from mimesisbench.profile.io import load_profile, profile_to_json
+from mimesisbench.profile.io import demo_profile_path, load_profile, profile_to_json
 from mimesisbench.profile.summary import summarize
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_demo_profile.py"

@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from mimesisbench.cli.cmd_profile import demo_profile_path
 from mimesisbench.errors import InputError, ProfileError
-from mimesisbench.profile.io import load_profile
+from mimesisbench.profile.io import demo_profile_path, load_profile
 
 Doc = dict[str, Any]
 

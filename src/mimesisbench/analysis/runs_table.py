@@ -40,10 +40,14 @@ def _letters(factors: list[str]) -> list[str]:
     return list(LETTERS[: len(factors)])
 
 
-def _coded(values: list[str], factor: str) -> tuple[np.ndarray, dict[str, str]]:
-    """A two-level column as -1/+1 and its coding: -1/+1 (or -/+) as they are; two numbers, the
-    smaller is -1; two names, the first in sorted order is -1."""
+def _coded(values: list[str], order: list[str] | None = None) -> tuple[np.ndarray, dict[str, str]]:
+    """A two-level column as -1/+1 and its coding: ``order`` (low, high) when given (an
+    experiment's levels as its file lists them); else -1/+1 (or -/+) as they are; two numbers,
+    the smaller is -1; two names, the first in sorted order is -1."""
     distinct = sorted(set(values))
+    if order is not None and set(order) == set(distinct):
+        low, high = order
+        return np.array([-1 if v == low else 1 for v in values], dtype=np.int8), {"-1": low, "+1": high}
     if set(distinct) <= set(SIGN_TEXTS) and {SIGN_TEXTS[v] for v in distinct} == {-1, 1}:
         return np.array([SIGN_TEXTS[v] for v in values], dtype=np.int8), {"-1": "-1", "+1": "+1"}
     try:
@@ -51,13 +55,13 @@ def _coded(values: list[str], factor: str) -> tuple[np.ndarray, dict[str, str]]:
         low, high = sorted(distinct, key=numbers.__getitem__)
     except ValueError:
         low, high = distinct
-    del factor
     return np.array([-1 if v == low else 1 for v in values], dtype=np.int8), {"-1": low, "+1": high}
 
 
-def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None = None) -> TwoLevelAnalysis | SweepAnalysis:
+def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None = None,
+                 levels: dict[str, list[str]] | None = None) -> TwoLevelAnalysis | SweepAnalysis:
     """The analysis of ``table``'s ``response`` over ``factors`` (default: every other column but
-    ``DESIGN_COLUMNS``)."""
+    ``DESIGN_COLUMNS``); ``levels``: a factor's (low, high) texts where known."""
     if response not in table.columns:
         raise ConfigError(f"--response {response!r}: not a column of the runs table (columns: {', '.join(table.columns)})")
     names = factors if factors else [c for c in table.columns if c != response and c not in DESIGN_COLUMNS]
@@ -81,7 +85,7 @@ def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None =
         letters = _letters(names)
         coded, coding = [], {}
         for f in names:
-            column, coding[f] = _coded(columns[f], f)
+            column, coding[f] = _coded(columns[f], (levels or {}).get(f))
             coded.append(column)
         return analyze_two_level(np.column_stack(coded), y, dict(zip(letters, names)), response, coding)
     if len(names) == 1 and distinct[names[0]] > 2:

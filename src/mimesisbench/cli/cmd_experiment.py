@@ -71,6 +71,42 @@ def design_cmd(factors_text: str, generators: str | None, resolution: int | None
         click.echo(f"{summary}\nwrote {output}", err=True)
 
 
+@experiment_group.command("run")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True,
+              help="The experiment directory (made, or resumed: runs already in its results.csv are not run again).")
+def run_cmd(file: Path, out: Path) -> None:
+    """Run the experiment FILE (TOML): its design's runs in their randomized order, each a run of
+    the schedule (generated per design point when generate options are factors), the responses of
+    each appended to OUTPUT/results.csv as soon as it ends."""
+    from mimesisbench.run.config import RunConfig
+    from mimesisbench.run.coordinator import run_benchmark
+    from mimesisbench.study.experiment_run import RESULTS, run_experiment
+
+    def one(config: RunConfig) -> Path:
+        report = run_benchmark(config, console=None, show_progress=False)
+        click.echo(f"  {report.status} ({report.run_dir})", err=True)
+        return report.run_dir
+
+    results = run_experiment(file, out, one, announce=lambda text: click.echo(text, err=True))
+    click.echo(f"{results.height} runs in {out / RESULTS}")
+
+
+@experiment_group.command("status")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status_cmd(directory: Path, as_json: bool) -> None:
+    """How far the experiment in DIRECTORY is: runs planned and finished, by status."""
+    from mimesisbench.study.experiment_run import status
+
+    s = status(directory)
+    if as_json:
+        click.echo(json.dumps(s, indent=2))
+        return
+    by = ", ".join(f"{n} {k}" for k, n in s["statuses"].items())
+    click.echo(f"{s['name']}: {s['finished']} of {s['planned']} runs finished" + (f" ({by})" if by else ""))
+
+
 @experiment_group.command("analyze")
 @click.argument("runs", type=click.Path(path_type=Path))
 @click.option("--response", required=True, help="The response column (e.g. throughput_ops_s, latency_p99_ms).")
@@ -79,8 +115,9 @@ def design_cmd(factors_text: str, generators: str | None, resolution: int | None
               "experiment design's order, point and replication).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
 def analyze_cmd(runs: Path, response: str, factors_text: str | None, as_json: bool) -> None:
-    """Effects of a two-level experiment, or the means of a sweep, from RUNS (a CSV, one row per
-    run: a column per factor, levels -1/+1 or two names or numbers, and the response).
+    """Effects of a two-level experiment, or the means of a sweep, from RUNS: an experiment
+    directory (`experiment run`), or a CSV, one row per run: a column per factor (levels -1/+1,
+    or two names or numbers) and the response.
 
     Two-level: each effect's q (the model coefficient in -1/+1 coding) and mean change from -1 to
     +1 (2q) with its 95% t interval (2^(k-p)(r-1) degrees of freedom; Lenth's method without
@@ -89,8 +126,20 @@ def analyze_cmd(runs: Path, response: str, factors_text: str | None, as_json: bo
     of more than two levels: the mean and interval at each level."""
     from mimesisbench.analysis.runs_table import analyze_runs, read_runs_csv
 
+    factors = _factor_list(factors_text) if factors_text else None
+    levels: dict[str, list[str]] | None = None
+    if runs.is_dir():  # an experiment directory: its results, over its factors, levels as its file orders them
+        from mimesisbench.study.experiment_file import load_experiment
+        from mimesisbench.study.experiment_run import FILE, RESULTS
+
+        if not (runs / FILE).exists():
+            raise ConfigError(f"{runs}: not an experiment directory (no {FILE}); give it or a CSV of runs")
+        exp = load_experiment(runs / FILE)
+        factors = factors or [f.name for f in exp.factors]
+        levels = {f.name: [str(v) for v in f.levels] for f in exp.factors if len(f.levels) == 2}
+        runs = runs / RESULTS
     table = read_runs_csv(runs)
-    analysis = analyze_runs(table, response, _factor_list(factors_text) if factors_text else None)
+    analysis = analyze_runs(table, response, factors, levels)
     result = analysis.to_json()
     if as_json:
         click.echo(json.dumps(result, indent=2))

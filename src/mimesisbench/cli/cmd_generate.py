@@ -45,8 +45,7 @@ def _parse_types(text: str | None) -> tuple[int, ...] | None:
 
 def _load(profile_arg: str, flat: bool) -> tuple[Any, Any]:
     """(profile, explicit tree or None) from a profile file/directory, ``demo`` or a 2014 zip."""
-    from mimesisbench.cli.cmd_profile import resolve_profile_arg
-    from mimesisbench.profile.io import load_profile
+    from mimesisbench.profile.io import load_profile, resolve_profile_arg
     from mimesisbench.synth.namespace import tree_from_paths
     from mimesisbench.synth.pipeline import load_tree
 

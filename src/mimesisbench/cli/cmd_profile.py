@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -13,24 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mimesisbench.profile.io import load_profile
+from mimesisbench.profile.io import load_profile, resolve_profile_arg
 from mimesisbench.profile.summary import TOP_COMMANDS, ProfileSummary, summarize, summary_to_dict
-
-#: name that ``profile show`` (and other verbs) accept for the built-in demo profile
-DEMO_PROFILE = "demo"
-
-
-def demo_profile_path() -> Path:
-    """The packaged demo profile (two file types from the paper's Table 4)."""
-    return Path(str(resources.files("mimesisbench") / "data" / "demo_profile.json"))
-
-
-def resolve_profile_arg(text: str) -> Path:
-    """A profile path from the command line; ``demo`` names the built-in profile unless a file has that name."""
-    path = Path(text)
-    if text == DEMO_PROFILE and not path.exists():
-        return demo_profile_path()
-    return path
 
 
 # ------------------------------------------------------------------------------ formatting

@@ -12,7 +12,7 @@ from rich.console import Console
 from mimesisbench.cli.options import max_drift_seconds, output_option, table_console
 from mimesisbench.errors import ConfigError
 from mimesisbench.run.config import MAX_CONCURRENCY, MAX_WORKERS
-from mimesisbench.units import parse_duration_ms
+from mimesisbench.units import parse_duration_ms, parse_rate
 
 #: the demo replays the built-in profile accelerated to about this long
 DEMO_TARGET_MS = 60_000
@@ -20,15 +20,7 @@ DEMO_TARGET_MS = 60_000
 
 def _rate(text: str) -> float:
     """``--rate``: operations per second, as ``5000``, ``5000/s`` or ``2.5k/s``."""
-    value = text.strip().lower().removesuffix("/s").strip()
-    factor = 1000.0 if value.endswith("k") else 1.0
-    try:
-        rate = float(value.removesuffix("k")) * factor
-    except ValueError:
-        raise ConfigError(f"--rate: cannot read {text!r}; give operations per second, e.g. 5000/s or 2.5k/s") from None
-    if not rate > 0 or rate == float("inf"):
-        raise ConfigError(f"--rate must be a positive number of operations per second (got {text!r})")
-    return rate
+    return parse_rate(text, option="--rate")
 
 
 def _report(console: Console, report: object) -> None:

@@ -23,6 +23,7 @@ def cli() -> None:
 def _register() -> None:
     # Each verb lives in its own module; importing them has no side effects beyond defining commands.
     from mimesisbench.cli import (
+        cmd_capacity,
         cmd_experiment,
         cmd_generate,
         cmd_hdfs,
@@ -37,7 +38,7 @@ def _register() -> None:
     )
 
     for module in (cmd_model, cmd_profile, cmd_generate, cmd_verbatim, cmd_run, cmd_interfere, cmd_hdfs, cmd_proxy, cmd_report, cmd_micro,
-                   cmd_experiment):
+                   cmd_experiment, cmd_capacity):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -16,6 +16,24 @@ from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import InputError, ProfileError
 from mimesisbench.profile.schema import PROFILE_VERSION, READABLE_PROFILE_VERSIONS, WorkloadProfile
 
+#: the name that commands accept for the built-in demo profile (unless a file has that name)
+DEMO_PROFILE = "demo"
+
+
+def demo_profile_path() -> Path:
+    """The packaged demo profile (two file types from the paper's Table 4)."""
+    from importlib import resources
+
+    return Path(str(resources.files("mimesisbench") / "data" / "demo_profile.json"))
+
+
+def resolve_profile_arg(text: str) -> Path:
+    """A profile path as a user gives it; ``demo`` names the built-in profile unless a file has that name."""
+    path = Path(text)
+    if text == DEMO_PROFILE and not path.exists():
+        return demo_profile_path()
+    return path
+
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
     out = ""

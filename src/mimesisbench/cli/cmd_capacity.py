@@ -1,0 +1,143 @@
+"""``mimesisbench capacity``: the largest open-loop rate a server sustains for a schedule."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from mimesisbench.cli.options import max_drift_seconds
+from mimesisbench.errors import ConfigError
+from mimesisbench.micro.config import OPERATIONS
+from mimesisbench.units import parse_rate
+
+
+@click.command("capacity")
+@click.argument("schedule", type=click.Path(path_type=Path))
+@click.option("--backend", "-b", required=True, help="As for run (wrappers too: rate:5000+null is a server of known capacity).")
+@click.option("--start", "start_text", default="1000/s", show_default=True, help="The first target rate tried.")
+@click.option("--tolerance", type=float, default=0.05, show_default=True,
+              help="Stop when the last sustained and first unsustained rates are this close (relative).")
+@click.option("--max-trials", type=int, default=16, show_default=True, help="Runs at most.")
+@click.option("--workers", type=click.IntRange(1, 4096), default=None, help="As for run.")
+@click.option("--concurrency", type=click.IntRange(1, 4096), default=None, help="As for run.")
+@click.option("--max-drift", default="2s", show_default=True,
+              help="As for run: a trial this far behind stops early (and is not sustained); 'off' never stops.")
+@click.option("--output", "out", default="runs", show_default=True, help="Folder of the trials' run directories.")
+@click.option("--bound", "bound_text", default=None,
+              help="With --peak-length: a bound B on the mean response time (e.g. 50ms) for Wu's p_max.")
+@click.option("--network", "network_text", default="0ms", show_default=True,
+              help="The network's round-trip latency C (e.g. 0.2ms), for p_max.")
+@click.option("--peak-length", "peak_text", default=None, help="The length T of a peak (e.g. 30s), for p_max.")
+@click.option("--json", "as_json", is_flag=True, help="Print the search as JSON.")
+def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: float, max_trials: int,
+                     workers: int | None, concurrency: int | None, max_drift: str, out: str, bound_text: str | None,
+                     network_text: str, peak_text: str | None, as_json: bool) -> None:
+    """Find the capacity q of BACKEND for SCHEDULE: runs at target rates (doubling from --start,
+    then bisecting) until the largest rate whose lateness and latency stay stationary is known
+    within --tolerance. Each trial is a run directory under --output. With --bound and
+    --peak-length, also Wu et al.'s largest peak rate p_max = 2q(B-C)/T + q.
+
+    Every trial after the first replays on the namespace the earlier ones changed (--reuse): on
+    posix and HDFS, the creates and deletes of one trial meet the next one's namespace."""
+    from mimesisbench.analysis.capacity import p_max
+    from mimesisbench.atomic import atomic_write_text
+    from mimesisbench.run.config import RunConfig
+    from mimesisbench.run.coordinator import run_benchmark
+    from mimesisbench.study.capacity_search import run_trial, search_capacity
+    from mimesisbench.units import parse_duration_s
+
+    if (bound_text is None) != (peak_text is None):
+        raise ConfigError("--bound and --peak-length: give both (Wu's p_max needs B and T)")
+    base = RunConfig(schedule=str(schedule), backend=backend, out=out, workers=workers, concurrency=concurrency,
+                     max_drift_s=max_drift_seconds(max_drift), rate=parse_rate(start_text, option="--start"))
+    done: list[Path] = []
+
+    def one_run(config: RunConfig) -> Path:
+        # the first trial as run would (a non-empty base not made by mimesisbench is refused), the
+        # later ones on the namespace it left
+        report = run_benchmark(replace(config, reuse=bool(done)), console=None, show_progress=False)
+        done.append(report.run_dir)
+        if not as_json:
+            click.echo(f"  {config.rate:>12,.0f} ops/s: {report.status} ({report.run_dir})", err=True)
+        return report.run_dir
+
+    result = search_capacity(lambda rate: run_trial(base, rate, one_run), parse_rate(start_text, option="--start"), tolerance=tolerance,
+                             max_trials=max_trials)
+    payload = result.to_json()
+    if bound_text is not None and peak_text is not None and result.capacity is not None:
+        bound_s = parse_duration_s(bound_text, option="--bound")
+        network_s = parse_duration_s(network_text, option="--network")
+        length_s = parse_duration_s(peak_text, option="--peak-length")
+        payload["p_max_ops_s"] = p_max(result.capacity, bound_s, network_s, length_s)
+        payload["p_max_inputs"] = {"bound_s": bound_s, "network_s": network_s, "peak_length_s": length_s}
+    atomic_write_text(Path(out) / "capacity.json", json.dumps(payload, indent=2) + "\n", option="--output")
+    if as_json:
+        click.echo(json.dumps(payload, indent=2))
+        return
+    for t in result.trials:
+        verdict = "sustained" if t.sustained else f"not sustained: {t.note}"
+        click.echo(f"{t.rate:>12,.0f} ops/s offered, {t.served:>12,.0f} served: {verdict}")
+    if result.capacity is None:
+        click.echo(f"capacity: below {result.unsustained:,.0f} ops/s (no rate tried was sustained)")
+    else:
+        above = f"; {result.unsustained:,.0f} was not" if result.unsustained else " (no rate tried was too much)"
+        click.echo(f"capacity: {result.capacity:,.0f} ops/s sustained{above}")
+    if "p_max_ops_s" in payload:
+        click.echo(f"p_max: {payload['p_max_ops_s']:,.0f} ops/s for a {peak_text} peak under a {bound_text} mean")
+
+
+@click.command("client-sweep")
+@click.argument("op", type=click.Choice(OPERATIONS))
+@click.option("--backend", "-b", required=True, help="As for micro.")
+@click.option("--files", "-n", type=int, required=True, help="Operations timed per point (as micro's --files).")
+@click.option("--clients", "clients_text", default="1,2,4,8,16,32", show_default=True,
+              help="Client counts (closed-loop), comma-separated.")
+@click.option("--repeat", type=int, default=2, show_default=True, help="Runs of each client count.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the run order and the bootstrap.")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None, help="Write the sweep as JSON here too.")
+@click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
+def client_sweep_command(op: str, backend: str, files: int, clients_text: str, repeat: int, seed: int,
+                         output: Path | None, as_json: bool) -> None:
+    """Time OP (as micro) at each client count, --repeat times in a random order, and fit the
+    capacity models: Wu et al.'s response time R = a x ln x in the clients x (with R^2, as their
+    Table 6) and the Universal Scalability Law of the throughput (contention sigma, coherency
+    kappa, the peak concurrency and the ceiling, with bootstrap 95 % intervals)."""
+    from mimesisbench.atomic import atomic_write_text
+    from mimesisbench.micro.bench import run_micro
+    from mimesisbench.micro.config import MicroConfig
+    from mimesisbench.study.client_sweep import sweep_clients
+
+    try:
+        clients = [int(c) for c in clients_text.split(",") if c.strip()]
+    except ValueError:
+        raise ConfigError(f"--clients: cannot read {clients_text!r} (client counts, e.g. 1,2,4,8)") from None
+
+    def measure(n: int) -> tuple[float, float, int]:
+        result = run_micro(MicroConfig(op=op, files=files, backend=backend, concurrency=n))
+        s = result.summary
+        if not as_json:
+            click.echo(f"  {n:>6} clients: {s['ops_per_s']:>12,.0f} ops/s, mean {s['latency_ms']['mean']:.3f} ms", err=True)
+        return float(s["ops_per_s"]), float(s["latency_ms"]["mean"]), int(s["errors"])
+
+    sweep = sweep_clients(measure, clients, repeat, seed)
+    payload = {"op": op, "backend": backend, "files": files, **sweep.to_json()}
+    if output is not None:
+        atomic_write_text(output, json.dumps(payload, indent=2) + "\n")
+    if as_json:
+        click.echo(json.dumps(payload, indent=2))
+        return
+    if sweep.wu is not None:
+        w = sweep.wu
+        click.echo(f"Wu: mean response time = {w.a:.4g} x ln x ms [{w.ci95[0]:.4g}, {w.ci95[1]:.4g}], R^2 {w.r2:.3f}")
+    if sweep.usl is not None:
+        u = sweep.usl
+        click.echo(f"USL: lambda {u.lam:,.1f} ops/s per client, sigma {u.sigma:.4f}, kappa {u.kappa:.3g}; peak at "
+                   f"{u.peak_concurrency:,.1f} clients, ceiling {u.ceiling:,.0f} ops/s; R^2 {u.r2:.3f}")
+    for note in sweep.notes:
+        click.echo(f"note: {note}")
+
+
+COMMANDS: list[click.Command] = [capacity_command, client_sweep_command]

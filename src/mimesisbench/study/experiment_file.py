@@ -1,0 +1,152 @@
+"""The experiment file (TOML): what to run, against what, which factors at which levels, in which
+design, and which responses to keep. Validated like a profile: unknown keys are errors, and a
+bad value names its key.
+
+```toml
+name = "rate-and-workers"
+seed = 7                 # the randomized run order
+replications = 2
+responses = ["throughput_ops_per_s", "latency_p99_ms"]
+profile = "demo"         # or schedule = "path/to/schedule"
+backend = "memory"
+
+[generate]               # generate options of every run (profile only)
+duration = "60s"
+seed = 3
+
+[run]                    # run options of every run
+workers = 2
+
+[[factors]]
+name = "rate"
+kind = "run"             # a run option...
+option = "rate"
+levels = ["1000/s", "2000/s"]
+
+[[factors]]
+name = "scale"
+kind = "generate"        # ...or a generate option
+option = "scale_files"
+levels = [0.5, 1.0]
+
+[design]
+kind = "full"            # full | fractional (generators = "D=AB") | resolution (resolution = 4) | sweep
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mimesisbench.errors import ConfigError, InputError
+
+#: run options a factor (or the ``[run]`` table) may set
+RUN_OPTIONS = ("rate", "time_scale", "workers", "concurrency")
+#: generate options a factor (or the ``[generate]`` table) may set
+GENERATE_OPTIONS = ("seed", "scale_files", "time_scale", "span_scale", "duration", "flat")
+#: the responses a run gives (its summary's overall figures)
+RESPONSES = ("throughput_ops_per_s", "issued", "succeeded", "failed",
+             *(f"{g}_{s}_ms" for g in ("latency", "service", "lateness") for s in ("mean", "p50", "p90", "p99", "p999", "max")))
+
+Level = str | int | float | bool
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Factor(_Strict):
+    """One factor: a run or generate option and its levels (two for a two-level design)."""
+
+    name: str = Field(min_length=1)
+    kind: Literal["run", "generate"]
+    option: str
+    levels: list[Level] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _known_option(self) -> Factor:
+        known = RUN_OPTIONS if self.kind == "run" else GENERATE_OPTIONS
+        if self.option not in known:
+            raise ValueError(f"option: {self.option!r} is not a {self.kind} option a factor can set ({', '.join(known)})")
+        if len({str(v) for v in self.levels}) != len(self.levels):
+            raise ValueError("levels: a level is listed twice")
+        return self
+
+
+class Design(_Strict):
+    kind: Literal["full", "fractional", "resolution", "sweep"] = "full"
+    generators: str | None = None
+    resolution: int | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> Design:
+        if self.kind == "fractional" and not self.generators:
+            raise ValueError("generators: a fractional design needs them (e.g. \"D=AB E=AC\")")
+        if self.kind == "resolution" and self.resolution is None:
+            raise ValueError("resolution: a design by resolution needs it (3, 4, 5...)")
+        return self
+
+
+class Experiment(_Strict):
+    """A whole experiment file."""
+
+    name: str = Field(min_length=1)
+    seed: int = 1
+    replications: int = Field(default=1, ge=1)
+    responses: list[str] = Field(default_factory=lambda: ["throughput_ops_per_s", "latency_p99_ms"], min_length=1)
+    profile: str | None = None
+    schedule: str | None = None
+    backend: str
+    generate: dict[str, Level] = Field(default_factory=dict)
+    run: dict[str, Level] = Field(default_factory=dict)
+    factors: list[Factor] = Field(min_length=1)
+    design: Design = Field(default_factory=Design)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Experiment:
+        if (self.profile is None) == (self.schedule is None):
+            raise ValueError("profile, schedule: give exactly one (a profile is generated per design point)")
+        unknown = [r for r in self.responses if r not in RESPONSES]
+        if unknown:
+            raise ValueError(f"responses: {unknown[0]!r} is not one of {', '.join(RESPONSES)}")
+        for table, known in (("generate", GENERATE_OPTIONS), ("run", RUN_OPTIONS)):
+            bad = [k for k in getattr(self, table) if k not in known]
+            if bad:
+                raise ValueError(f"{table}.{bad[0]}: not an option this table takes ({', '.join(known)})")
+        names = [f.name for f in self.factors]
+        if len(set(names)) != len(names):
+            raise ValueError("factors: two factors share a name")
+        if self.schedule is not None and any(f.kind == "generate" for f in self.factors):
+            raise ValueError("factors: a generate factor needs a profile, not a schedule")
+        if self.design.kind == "sweep":
+            if len(self.factors) != 1:
+                raise ValueError("design: a sweep has one factor")
+        else:
+            odd = [factor for factor in self.factors if len(factor.levels) != 2]
+            if odd:
+                raise ValueError(f"factors: {odd[0].name!r} has {len(odd[0].levels)} levels; a two-level design "
+                                 "takes two (a sweep, one factor at many)")
+        return self
+
+
+def load_experiment(path: Path) -> Experiment:
+    """Read and validate an experiment file; a bad key is named (exit 2), an unreadable file exits 3."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"cannot read experiment file {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read experiment file {path}: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"experiment file {path}: not TOML: {e}") from None
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"experiment file {path}: {where + ': ' if where else ''}{message}") from None

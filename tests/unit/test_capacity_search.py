@@ -1,0 +1,96 @@
+"""The capacity search: its bracketing on a known verdict, then real runs against a server of
+known capacity (the ``rate:`` wrapper: a token bucket in front of ``null``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from mimesisbench.cli.main import main
+from mimesisbench.errors import ConfigError
+from mimesisbench.study.capacity_search import RateTrial, search_capacity
+
+
+def _verdicts(capacity: float, calls: list[float]):  # type: ignore[no-untyped-def]
+    def trial(rate: float) -> RateTrial:
+        calls.append(rate)
+        note = "" if rate <= capacity else "a backlog"
+        return RateTrial(rate=rate, served=min(rate, capacity), lateness=None, latency=None, status="complete",
+                         run_dir="", note=note)
+    return trial
+
+
+@pytest.mark.parametrize("start", [100.0, 3_000.0, 50_000.0])
+def test_search_brackets_the_capacity_within_the_tolerance(start: float) -> None:
+    calls: list[float] = []
+    result = search_capacity(_verdicts(2_500.0, calls), start, tolerance=0.05)
+    assert result.capacity is not None and result.unsustained is not None
+    assert result.capacity <= 2_500.0 < result.unsustained <= result.capacity * 1.05
+    assert [t.rate for t in result.trials] == calls and len(calls) <= 16
+
+
+def test_search_stops_at_its_trial_budget_and_says_what_it_knows() -> None:
+    result = search_capacity(_verdicts(1e12, []), 1_000.0, max_trials=4)
+    assert result.capacity == 8_000.0 and result.unsustained is None and len(result.trials) == 4
+    none = search_capacity(_verdicts(0.5, []), 1_000.0, max_trials=3)
+    assert none.capacity is None and none.unsustained == 250.0
+
+
+def test_search_refuses_bad_settings() -> None:
+    with pytest.raises(ConfigError, match="--tolerance"):
+        search_capacity(_verdicts(1.0, []), 10.0, tolerance=1.5)
+
+
+def _steady_events(path: Path, operations: int, gap_ms: int) -> Path:
+    """An event table (CSV, as ``read_trace`` takes one) of ``getfileinfo`` calls every ``gap_ms``
+    on 50 files: a steady load, so that a trial's trend is the server's doing, not a burst's (a
+    bursty schedule's local rate climbs and falls within a short trial)."""
+    n = np.arange(operations)
+    pl.DataFrame({"time_ms": 1_700_000_000_000 + n * gap_ms, "op": "getfileinfo", "path": [f"/data/f{i % 50}" for i in n],
+                  "dst": None, "user": "u", "allowed": True}).write_csv(path)
+    return path
+
+
+def test_capacity_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Real runs (a steady verbatim schedule, run at each rate) against ``rate:400+null``: the
+    search finds about 400 ops/s. A band, not the bench's 10 %: the client shares a loaded machine."""
+    schedule = tmp_path / "schedule"
+    main_ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 1_000, 10)), "-o", str(schedule)])
+    capsys.readouterr()
+    runs = tmp_path / "runs"
+    main_ok(["capacity", str(schedule), "-b", "rate:400+null", "--start", "250/s", "--tolerance", "0.1",
+             "--output", str(runs), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result == json.loads((runs / "capacity.json").read_text())
+    assert 0.75 * 400 <= result["capacity_ops_s"] <= 1.1 * 400
+    over = [t for t in result["trials"] if not t["sustained"]]
+    assert over and all(t["rate"] > result["capacity_ops_s"] for t in over)
+    assert all(Path(t["run_dir"]).is_dir() for t in result["trials"])
+
+
+def main_ok(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code in (0, None)
+
+
+def test_client_sweep_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``client-sweep`` with real micro runs on ``rate:1000+null``: every client count gets about
+    1,000 ops/s (the bucket serialises them), so the USL sees full contention and a ceiling of
+    about 1,000 ops/s reached at one client, and the mean latency grows with the clients."""
+    out = tmp_path / "sweep.json"
+    main_ok(["client-sweep", "fileStatus", "-b", "rate:1000+null", "-n", "200", "--clients", "1,2,4,8",
+             "--repeat", "1", "--seed", "2", "-o", str(out), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result == json.loads(out.read_text())
+    assert sorted(p["clients"] for p in result["points"]) == [1, 2, 4, 8]
+    assert all(700 <= p["ops_per_s"] <= 1_100 for p in result["points"])
+    latency = {p["clients"]: p["mean_latency_ms"] for p in result["points"]}
+    assert latency[8] > 3 * latency[1]
+    usl = result["usl"]
+    assert usl["sigma"] > 0.8 and usl["peak_concurrency"] < 2 and 700 <= usl["ceiling"] <= 1_100
+    assert result["wu"]["a"] > 0

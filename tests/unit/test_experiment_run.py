@@ -1,0 +1,118 @@
+"""Experiments end to end on the memory backend: the file validated, the design's runs made (a
+schedule generated per generate level), their responses in results.csv, resumed after an
+interruption without running anything twice, and analysed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from mimesisbench.cli.main import main
+from mimesisbench.errors import ConfigError
+from mimesisbench.run.config import RunConfig
+from mimesisbench.run.coordinator import run_benchmark
+from mimesisbench.study.experiment_file import load_experiment
+from mimesisbench.study.experiment_run import plan, run_experiment, status
+
+EXPERIMENT = """
+name = "rate-and-scale"
+seed = 7
+responses = ["throughput_ops_per_s", "latency_p99_ms"]
+profile = "demo"
+backend = "memory"
+
+[generate]
+duration = "6s"
+seed = 3
+
+[run]
+workers = 1
+
+[[factors]]
+name = "rate"
+kind = "run"
+option = "rate"
+levels = ["600/s", "300/s"]
+
+[[factors]]
+name = "scale"
+kind = "generate"
+option = "scale_files"
+levels = [0.5, 1.0]
+"""
+
+
+def _file(tmp_path: Path, text: str = EXPERIMENT) -> Path:
+    path = tmp_path / "experiment.toml"
+    path.write_text(text)
+    return path
+
+
+def _run(config: RunConfig) -> Path:
+    return run_benchmark(config, console=None, show_progress=False).run_dir
+
+
+def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = _file(tmp_path)
+    out = tmp_path / "exp"
+    made: list[Path] = []
+
+    def interrupted_after_two(config: RunConfig) -> Path:
+        if len(made) == 2:
+            raise KeyboardInterrupt
+        made.append(_run(config))
+        return made[-1]
+
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(file, out, interrupted_after_two)
+    first = pl.read_csv(out / "results.csv", infer_schema=False)
+    assert first.height == 2 and status(out)["finished"] == 2 and status(out)["planned"] == 4
+    again: list[Path] = []
+    results = run_experiment(file, out, lambda c: again.append(_run(c)) or again[-1])
+    assert results.height == 4 and len(again) == 2  # the two finished runs were not run again
+    assert results["run_dir"].to_list()[:2] == first["run_dir"].to_list()
+    assert sorted(results["order"].cast(pl.Int64).to_list()) == [1, 2, 3, 4]
+    assert set(zip(results["rate"], results["scale"])) == {(r, s) for r in ("600/s", "300/s") for s in ("0.5", "1.0")}
+    assert len(list((out / "schedules").iterdir())) == 2  # one schedule per scale level
+    throughput = dict(zip(results["rate"], results["throughput_ops_per_s"].cast(pl.Float64)))
+    assert throughput["600/s"] == pytest.approx(600, rel=0.1) and throughput["300/s"] == pytest.approx(300, rel=0.1)
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "analyze", str(out), "--response", "throughput_ops_per_s", "--json"])
+    assert exit_info.value.code == 0
+    analysis = json.loads(capsys.readouterr().out)
+    assert analysis["coding"]["rate"] == {"-1": "600/s", "+1": "300/s"}  # the file's order, not the text's
+    assert analysis["effects"]["A"]["effect"] == pytest.approx(-300, rel=0.1)
+    assert abs(analysis["effects"]["B"]["effect"]) < 30
+
+
+def test_a_directory_keeps_its_experiment(tmp_path: Path) -> None:
+    out = tmp_path / "exp"
+    (out).mkdir()
+    (out / "experiment.toml").write_text(EXPERIMENT.replace("seed = 7", "seed = 8"))
+    with pytest.raises(ConfigError, match="holds another experiment"):
+        run_experiment(_file(tmp_path), out, _run)
+
+
+def test_plan_is_the_design_in_a_seeded_order(tmp_path: Path) -> None:
+    exp = load_experiment(_file(tmp_path, EXPERIMENT.replace('seed = 7', 'seed = 7\nreplications = 3')))
+    runs = plan(exp)
+    assert len(runs) == 12 and [r.order for r in runs] == list(range(1, 13))
+    assert sorted((r.point, r.replication) for r in runs) == [(p, r) for p in range(1, 5) for r in range(1, 4)]
+    assert [r.point for r in runs] == [r.point for r in plan(exp)]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("backend = \"memory\"", "backend = \"memory\"\ncolour = \"blue\""), "colour"),
+    (("levels = [0.5, 1.0]", "levels = [0.5, 1.0, 2.0]"), "'scale' has 3 levels"),
+    (("option = \"scale_files\"", "option = \"colour\""), "is not a generate option"),
+    (("profile = \"demo\"", "schedule = \"s\""), "a generate factor needs a profile"),
+    (("\"latency_p99_ms\"", "\"latency_p42_ms\""), "responses: 'latency_p42_ms' is not one of"),
+    (("name = \"rate-and-scale\"", "name = "), "not TOML"),
+])
+def test_bad_experiment_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_experiment(_file(tmp_path, EXPERIMENT.replace(*change, 1)))

@@ -81,7 +81,7 @@ def main_ok(argv: list[str]) -> None:
 def test_client_sweep_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``client-sweep`` with real micro runs on ``rate:1000+null``: every client count gets about
     1,000 ops/s (the bucket serialises them), so the USL sees full contention and a ceiling of
-    about 1,000 ops/s reached at one client, and the mean latency grows with the clients."""
+    about 1,000 ops/s, and the mean latency grows with the clients."""
     out = tmp_path / "sweep.json"
     main_ok(["client-sweep", "fileStatus", "-b", "rate:1000+null", "-n", "200", "--clients", "1,2,4,8",
              "--repeat", "1", "--seed", "2", "-o", str(out), "--json"])
@@ -92,5 +92,6 @@ def test_client_sweep_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.Ca
     latency = {p["clients"]: p["mean_latency_ms"] for p in result["points"]}
     assert latency[8] > 3 * latency[1]
     usl = result["usl"]
-    assert usl["sigma"] > 0.8 and usl["peak_concurrency"] < 2 and 700 <= usl["ceiling"] <= 1_100
+    # full contention: sigma near 1 (kappa near 0 leaves the peak's concurrency undetermined: a flat curve)
+    assert usl["sigma"] > 0.8 and 700 <= usl["ceiling"] <= 1_100
     assert result["wu"]["a"] > 0

@@ -112,6 +112,8 @@ def test_plan_is_the_design_in_a_seeded_order(tmp_path: Path) -> None:
     (("profile = \"demo\"", "schedule = \"s\""), "a generate factor needs a profile"),
     (("\"latency_p99_ms\"", "\"latency_p42_ms\""), "responses: 'latency_p42_ms' is not one of"),
     (("name = \"rate-and-scale\"", "name = "), "not TOML"),
+    (("kind = \"run\"\noption = \"rate\"", "kind = \"hdfs\"\noption = \"audit\""), "an hdfs factor needs \\[managed_hdfs\\]"),
+    (("backend = \"memory\"", "backend = \"memory\"\n[managed_hdfs]\nheap = \"1g\""), "give exactly one"),
 ])
 def test_bad_experiment_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, replace
@@ -86,6 +88,10 @@ class HdfsStatus:
         }
 
 
+#: a checkpoint's name: a directory under the working directory's ``checkpoints``
+_CHECKPOINT_NAME = re.compile(r"^(?!\.+$)[A-Za-z0-9._-]+$")
+
+
 class LocalHdfs:
     """A single-node HDFS in ``config.workdir``; see the module docstring."""
 
@@ -151,7 +157,7 @@ class LocalHdfs:
         jars = ensure_jars(self.config.hadoop_version)
         launcher = JavaLauncher.locate(jars, self.layout)
         ports = choose_ports(self._fixed_ports(), previous.ports.as_dict() if previous else None)
-        write_site_files(self.layout, ports, self.config.namenode_settings())
+        write_site_files(self.layout, ports, self.config.namenode_settings(), self.config.audit)
         if not self.layout.is_formatted():
             self._format(launcher)
         limits = self.config.limits
@@ -239,6 +245,43 @@ class LocalHdfs:
 
     def is_running(self) -> bool:
         return self.status().running
+
+    # ----------------------------------------------------------------- checkpoints to start from
+    def checkpoint_dir(self, name: str) -> Path:
+        if not _CHECKPOINT_NAME.match(name):
+            raise ConfigError(f"checkpoint name {name!r}: letters, digits, '.', '_' and '-' only")
+        return self.layout.workdir / "checkpoints" / name
+
+    def checkpoint(self, name: str) -> Path:
+        """Keep the cluster's state as it is now, to start again from it (``restore``): the cluster
+        is stopped, the NameNode's name directory and the DataNode's data directory are copied to
+        ``checkpoints/<name>`` (a copy made whole, then renamed into place), and it is started again.
+        Stopped, the NameNode's image and edit log are consistent on disk."""
+        target = self.checkpoint_dir(name)
+        partial = target.with_name(target.name + ".partial")
+        self.down()
+        try:
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(self.layout.name_dir, partial / "name", symlinks=True)
+            shutil.copytree(self.layout.data_dir, partial / "data", symlinks=True)
+            shutil.rmtree(target, ignore_errors=True)
+            partial.rename(target)
+        finally:
+            self.up()
+        return target
+
+    def restore(self, name: str) -> None:
+        """Start from a checkpoint: stop, put its name and data directories back in place of the
+        cluster's, and start with this object's settings (a run's own handler count, lock or audit
+        log). Every run restored from one checkpoint starts from the same namespace."""
+        source = self.checkpoint_dir(name)
+        if not (source / "name").is_dir() or not (source / "data").is_dir():
+            raise ConfigError(f"no checkpoint {name!r} in {source.parent}")
+        self.down()
+        for own, kept in ((self.layout.name_dir, source / "name"), (self.layout.data_dir, source / "data")):
+            shutil.rmtree(own, ignore_errors=True)
+            shutil.copytree(kept, own, symlinks=True)
+        self.up()
 
     # ----------------------------------------------------------------- namespace images
     def save_namespace(self) -> Path:

@@ -34,6 +34,8 @@ class LocalHdfsConfig:
     datanode_heap: str = "256m"
     handler_count: int | None = None
     fslock_fair: bool | None = None
+    #: the NameNode's audit log (False: its logger off, as a cluster run without auditing)
+    audit: bool = True
     extra: Mapping[str, str] = field(default_factory=dict)
     hadoop_version: str = DEFAULT_HADOOP_VERSION
     startup_timeout_s: float = 120.0

@@ -119,8 +119,9 @@ def configuration_xml(properties: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def log4j_properties(layout: Layout) -> str:
-    """reload4j (log4j 1.x) settings: one log file per daemon, plus the NameNode audit log.
+def log4j_properties(layout: Layout, audit: bool = True) -> str:
+    """reload4j (log4j 1.x) settings: one log file per daemon, plus the NameNode audit log
+    (``audit=False``: its logger off, so the NameNode neither formats nor writes audit lines).
 
     The daemon's file name comes from the ``hadoop.log.file`` system property set at launch.
     """
@@ -134,7 +135,7 @@ def log4j_properties(layout: Layout) -> str:
             "log4j.appender.DAEMON.layout=org.apache.log4j.PatternLayout",
             "log4j.appender.DAEMON.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n",
             "",
-            f"log4j.logger.{AUDIT_LOGGER}=INFO,AUDIT",
+            f"log4j.logger.{AUDIT_LOGGER}={'INFO,AUDIT' if audit else 'OFF'}",
             f"log4j.additivity.{AUDIT_LOGGER}=false",
             "log4j.appender.AUDIT=org.apache.log4j.FileAppender",
             f"log4j.appender.AUDIT.File={layout.audit_log}",
@@ -155,7 +156,7 @@ def log4j_properties(layout: Layout) -> str:
     )
 
 
-def write_site_files(layout: Layout, ports: Ports, namenode_settings: Mapping[str, str]) -> None:
+def write_site_files(layout: Layout, ports: Ports, namenode_settings: Mapping[str, str], audit: bool = True) -> None:
     """(Re)write the configuration directory; called on every start so option changes apply."""
     layout.conf.mkdir(parents=True, exist_ok=True)
     layout.logs.mkdir(parents=True, exist_ok=True)
@@ -164,4 +165,4 @@ def write_site_files(layout: Layout, ports: Ports, namenode_settings: Mapping[st
     (layout.conf / "hdfs-site.xml").write_text(
         configuration_xml(hdfs_site(ports, layout, namenode_settings)), encoding="utf-8"
     )
-    layout.log4j.write_text(log4j_properties(layout), encoding="utf-8")
+    layout.log4j.write_text(log4j_properties(layout, audit), encoding="utf-8")

@@ -154,6 +154,23 @@ def _phase1(
     return report
 
 
+def prepare_namespace(config: RunConfig, *, console: Console | None = None, show_progress: bool = False) -> Phase1Report:
+    """Phase 1 alone: build the schedule's namespace below the backend's base and mark it ready,
+    so that a run of the same schedule skips it (no run directory; a study checkpoints the server
+    here, then starts every run from that state). Skipped, as a run would, when already built."""
+    schedule = load_schedule(config.schedule)
+    backend = open_backend(config.backend)
+    backend.setup(reuse=config.reuse)
+    try:
+        with _run_lock(backend, config):
+            planned = _phase1_plan(backend, schedule, config, [])
+            if console is not None:
+                console.print(phase1_announcement(backend, schedule, planned))
+            return _phase1(backend, schedule, config, planned, console, show_progress)
+    finally:
+        backend.close()
+
+
 def namespace_counts(schedule: Schedule) -> tuple[int, int]:
     """Pre-existing directories (the base itself not counted) and files phase 1 makes."""
     dirs = schedule.directories.filter(pl.col("pre_existing") & (pl.col("dir_id") != 0)).height

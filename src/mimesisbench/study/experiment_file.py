@@ -36,6 +36,7 @@ kind = "full"            # full | fractional (generators = "D=AB") | resolution 
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -48,6 +49,10 @@ from mimesisbench.errors import ConfigError, InputError
 RUN_OPTIONS = ("rate", "time_scale", "workers", "concurrency")
 #: generate options a factor (or the ``[generate]`` table) may set
 GENERATE_OPTIONS = ("seed", "scale_files", "time_scale", "span_scale", "duration", "flat")
+#: managed-HDFS settings a factor (or the ``[managed_hdfs]`` table) may set by name; any Hadoop key
+#: (``dfs.namenode.handler.count``...) may be set too
+HDFS_OPTIONS = ("handler_count", "fslock_fair", "audit")
+_HADOOP_KEY = re.compile(r"^[a-z][a-z0-9_-]*(\.[A-Za-z0-9_-]+)+$")
 #: the responses a run gives (its summary's overall figures)
 RESPONSES = ("throughput_ops_per_s", "issued", "succeeded", "failed",
              *(f"{g}_{s}_ms" for g in ("latency", "service", "lateness") for s in ("mean", "p50", "p90", "p99", "p999", "max")))
@@ -63,15 +68,20 @@ class Factor(_Strict):
     """One factor: a run or generate option and its levels (two for a two-level design)."""
 
     name: str = Field(min_length=1)
-    kind: Literal["run", "generate"]
+    kind: Literal["run", "generate", "hdfs"]
     option: str
     levels: list[Level] = Field(min_length=2)
 
     @model_validator(mode="after")
     def _known_option(self) -> Factor:
-        known = RUN_OPTIONS if self.kind == "run" else GENERATE_OPTIONS
-        if self.option not in known:
-            raise ValueError(f"option: {self.option!r} is not a {self.kind} option a factor can set ({', '.join(known)})")
+        if self.kind == "hdfs":
+            if self.option not in HDFS_OPTIONS and not _HADOOP_KEY.match(self.option):
+                raise ValueError(f"option: {self.option!r} is neither one of {', '.join(HDFS_OPTIONS)} nor a Hadoop key "
+                                 "(dfs.namenode.handler.count...)")
+        else:
+            known = RUN_OPTIONS if self.kind == "run" else GENERATE_OPTIONS
+            if self.option not in known:
+                raise ValueError(f"option: {self.option!r} is not a {self.kind} option a factor can set ({', '.join(known)})")
         if len({str(v) for v in self.levels}) != len(self.levels):
             raise ValueError("levels: a level is listed twice")
         return self
@@ -91,6 +101,20 @@ class Design(_Strict):
         return self
 
 
+class ManagedHdfs(_Strict):
+    """The system under test as a managed single-node HDFS (``mimesisbench hdfs``): started here,
+    its namespace built once per schedule and checkpointed, and every run started from that
+    checkpoint with the run's own settings."""
+
+    workdir: str = ".mimesisbench/experiment-hdfs"
+    base: str = "/bench"
+    heap: str = "1g"
+    handler_count: int | None = Field(default=None, ge=1)
+    fslock_fair: bool | None = None
+    audit: bool = True
+    settings: dict[str, str] = Field(default_factory=dict)
+
+
 class Experiment(_Strict):
     """A whole experiment file."""
 
@@ -100,7 +124,8 @@ class Experiment(_Strict):
     responses: list[str] = Field(default_factory=lambda: ["throughput_ops_per_s", "latency_p99_ms"], min_length=1)
     profile: str | None = None
     schedule: str | None = None
-    backend: str
+    backend: str | None = None
+    managed_hdfs: ManagedHdfs | None = None
     generate: dict[str, Level] = Field(default_factory=dict)
     run: dict[str, Level] = Field(default_factory=dict)
     factors: list[Factor] = Field(min_length=1)
@@ -108,6 +133,10 @@ class Experiment(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Experiment:
+        if (self.backend is None) == (self.managed_hdfs is None):
+            raise ValueError("backend, managed_hdfs: give exactly one (a backend URL, or a managed HDFS to start)")
+        if self.managed_hdfs is None and any(f.kind == "hdfs" for f in self.factors):
+            raise ValueError("factors: an hdfs factor needs [managed_hdfs] (the settings of a cluster it starts)")
         if (self.profile is None) == (self.schedule is None):
             raise ValueError("profile, schedule: give exactly one (a profile is generated per design point)")
         unknown = [r for r in self.responses if r not in RESPONSES]

@@ -18,8 +18,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from mimesisbench.analysis.designs import design_by_resolution, fractional_factorial, full_factorial
@@ -27,8 +28,12 @@ from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import ConfigError
 from mimesisbench.results.load import load_run
 from mimesisbench.run.config import RunConfig
+from mimesisbench.schedule import load_schedule
 from mimesisbench.study.experiment_file import Experiment, Level, load_experiment
 from mimesisbench.units import parse_duration_ms, parse_rate
+
+if TYPE_CHECKING:
+    from mimesisbench.hdfs.config import LocalHdfsConfig
 
 FILE = "experiment.toml"
 DESIGN = "design.csv"
@@ -62,8 +67,6 @@ def plan(exp: Experiment) -> list[PlannedRun]:
         points = [{f.name: f.levels[0 if sign < 0 else 1] for f, sign in zip(exp.factors, row)}
                   for row in design.matrix.tolist()]
     pairs = [(p, r) for r in range(exp.replications) for p in range(len(points))]
-    import numpy as np
-
     order = np.random.default_rng(exp.seed).permutation(len(pairs))
     return [PlannedRun(order=i + 1, point=pairs[j][0] + 1, replication=pairs[j][1] + 1, levels=points[pairs[j][0]])
             for i, j in enumerate(order.tolist())]
@@ -75,11 +78,14 @@ def _options(exp: Experiment, levels: dict[str, Level], kind: str) -> dict[str, 
     return out
 
 
-def run_config(exp: Experiment, schedule: Path, levels: dict[str, Level], out: Path, reuse: bool) -> RunConfig:
-    """The run of one design point: the experiment's run options with the factors' levels."""
+def run_config(exp: Experiment, schedule: Path, levels: dict[str, Level], out: Path, reuse: bool,
+               backend: str | None = None, hdfs_workdir: str | None = None) -> RunConfig:
+    """The run of one design point: the experiment's run options with the factors' levels
+    (``backend``: the managed cluster's URL, when the experiment starts one)."""
     o = _options(exp, levels, "run")
     return RunConfig(
-        schedule=str(schedule), backend=exp.backend, out=str(out), reuse=reuse,
+        schedule=str(schedule), backend=backend or exp.backend or "", out=str(out), reuse=reuse,
+        hdfs_workdir=hdfs_workdir,
         rate=parse_rate(str(o["rate"]), option="rate") if "rate" in o else None,
         time_scale=float(o.get("time_scale", 1.0)),
         workers=int(o["workers"]) if "workers" in o else None,
@@ -124,6 +130,71 @@ def _profile_path(text: str, base: Path) -> Path:
     return path if path.exists() else resolve_profile_arg(text)
 
 
+def cluster_config(exp: Experiment, levels: dict[str, Level], base: Path) -> LocalHdfsConfig:
+    """The managed HDFS of one design point: the experiment's settings with the hdfs factors' levels."""
+    from mimesisbench.hdfs.config import LocalHdfsConfig
+
+    m = exp.managed_hdfs
+    assert m is not None  # noqa: S101 - callers check
+    named: dict[str, Any] = {"handler_count": m.handler_count, "fslock_fair": m.fslock_fair, "audit": m.audit}
+    extra = dict(m.settings)
+    for f in exp.factors:
+        if f.kind != "hdfs":
+            continue
+        value = levels[f.name]
+        if f.option in named:
+            named[f.option] = _flag(value) if f.option != "handler_count" else int(value)
+        else:
+            extra[f.option] = str(value).lower() if isinstance(value, bool) else str(value)
+    workdir = Path(m.workdir) if Path(m.workdir).is_absolute() else base / m.workdir
+    return LocalHdfsConfig(workdir=workdir, heap=m.heap, extra=extra, **named)
+
+
+def _flag(value: Level) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false", "on", "off", "1", "0"):
+        raise ConfigError(f"{value!r} is not a true/false level")
+    return text in ("true", "on", "1")
+
+
+class _Cluster:
+    """The experiment's managed HDFS: the namespace of each schedule built once below its own base
+    and checkpointed, then every run started from its schedule's checkpoint with its own settings."""
+
+    def __init__(self, exp: Experiment, base: Path, announce: Callable[[str], None]) -> None:
+        from mimesisbench.hdfs.cluster import LocalHdfs
+
+        self.exp, self.base, self.announce = exp, base, announce
+        self.first = LocalHdfs(cluster_config(exp, {f.name: f.levels[0] for f in exp.factors}, base))
+        self.was_running = self.first.is_running()
+
+    def start_run(self, schedule: Path, key: str, levels: dict[str, Level]) -> tuple[str, str]:
+        """Restore the schedule's checkpoint (built first if missing) with the run's settings;
+        returns the backend URL and the cluster's working directory."""
+        from mimesisbench.hdfs.cluster import LocalHdfs
+        from mimesisbench.run.coordinator import prepare_namespace
+
+        m = self.exp.managed_hdfs
+        assert m is not None  # noqa: S101 - only made for a managed HDFS
+        cluster = LocalHdfs(cluster_config(self.exp, levels, self.base))
+        name = f"schedule-{key}"
+        base_url = f"{m.base.rstrip('/')}/{key}"  # each schedule's namespace below its own base
+        if not (cluster.checkpoint_dir(name) / "name").is_dir():
+            self.announce(f"building the namespace of schedule {key} once, then a checkpoint of it")
+            cluster.up()
+            prepare_namespace(RunConfig(schedule=str(schedule), backend=cluster.url + base_url,
+                                        hdfs_workdir=str(cluster.workdir)))
+            cluster.checkpoint(name)
+        cluster.restore(name)
+        return cluster.url + base_url, str(cluster.workdir)  # the URL read after the start: its port may change
+
+    def close(self) -> None:
+        if not self.was_running:
+            self.first.down()
+
+
 def _results(exp_dir: Path) -> pl.DataFrame | None:
     path = exp_dir / RESULTS
     return pl.read_csv(path, infer_schema=False) if path.exists() else None
@@ -147,21 +218,35 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     previous = _results(exp_dir)
     rows: list[dict[str, str]] = previous.to_dicts() if previous is not None else []
     done = {int(r["order"]) for r in rows}
-    for r in runs:
-        if r.order in done:
-            continue
-        schedule = schedule_for(exp, exp_dir, r.levels, file.parent)
-        config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=bool(rows))
-        announce(f"run {r.order}/{len(runs)}: " + ", ".join(f"{n}={r.levels[n]}" for n in names))
-        run_dir = run(config)
-        data = load_run(run_dir)
-        figures = data.overall.flat() if data.has_results else {}
-        rows.append({"order": str(r.order), "point": str(r.point), "replication": str(r.replication),
-                     **{n: str(r.levels[n]) for n in names}, "status": data.status, "run_dir": str(run_dir),
-                     **{resp: "" if figures.get(resp) is None else repr(float(figures[resp] or 0.0))
-                        for resp in exp.responses}})
-        atomic_write_text(exp_dir / RESULTS, pl.DataFrame(rows).write_csv())  # after every run: nothing lost
+    cluster = _Cluster(exp, file.parent, announce) if exp.managed_hdfs is not None else None
+    try:
+        for r in runs:
+            if r.order in done:
+                continue
+            schedule = schedule_for(exp, exp_dir, r.levels, file.parent)
+            announce(f"run {r.order}/{len(runs)}: " + ", ".join(f"{n}={r.levels[n]}" for n in names))
+            if cluster is not None:  # from the schedule's checkpoint, with the run's settings
+                key = load_schedule(schedule).namespace_hash()[:12]  # the namespace phase 1 builds
+                url, workdir = cluster.start_run(schedule, key, r.levels)
+                config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=False, backend=url,
+                                    hdfs_workdir=workdir)
+            else:  # on what the earlier runs left (the memory backend starts afresh each run)
+                config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=bool(rows))
+            rows.append(_result_row(exp, r, names, run(config)))
+            atomic_write_text(exp_dir / RESULTS, pl.DataFrame(rows).write_csv())  # after every run: nothing lost
+    finally:
+        if cluster is not None:
+            cluster.close()
     return pl.DataFrame(rows)
+
+
+def _result_row(exp: Experiment, r: PlannedRun, names: list[str], run_dir: Path) -> dict[str, str]:
+    """A finished run's line of ``results.csv``: its place, levels, status, directory and responses."""
+    data = load_run(run_dir)
+    figures = data.overall.flat() if data.has_results else {}
+    return {"order": str(r.order), "point": str(r.point), "replication": str(r.replication),
+            **{n: str(r.levels[n]) for n in names}, "status": data.status, "run_dir": str(run_dir),
+            **{resp: "" if figures.get(resp) is None else repr(float(figures[resp] or 0.0)) for resp in exp.responses}}
 
 
 def status(exp_dir: Path) -> dict[str, Any]:

@@ -88,6 +88,16 @@ def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, caps
     assert analysis["effects"]["A"]["effect"] == pytest.approx(-300, rel=0.1)
     assert abs(analysis["effects"]["B"]["effect"]) < 30
 
+    report = tmp_path / "report"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "report", str(out), "-o", str(report)])
+    assert exit_info.value.code == 0
+    page = (report / "index.html").read_text()
+    assert "Effects on throughput_ops_per_s" in page and "Effects on latency_p99_ms" in page and "<svg" in page
+    assert page.count("<tr>") >= 4 + 2 * 3  # the four runs, and each response's three effects
+    assert sorted(p.name for p in (report / "figures").iterdir()) == [
+        "effects-1.png", "effects-1.svg", "effects-2.png", "effects-2.svg"]
+
 
 def test_a_directory_keeps_its_experiment(tmp_path: Path) -> None:
     out = tmp_path / "exp"

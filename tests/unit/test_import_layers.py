@@ -41,7 +41,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("backends",),
     ("engine", "monitoring", "results", "micro", "netproxy", "datajobs"),
     ("run", "analysis"),
-    ("report", "study"),
+    ("report",),
+    ("study",),
     ("cli",),
     ("__main__",),
 )

@@ -107,6 +107,20 @@ def status_cmd(directory: Path, as_json: bool) -> None:
     click.echo(f"{s['name']}: {s['finished']} of {s['planned']} runs finished" + (f" ({by})" if by else ""))
 
 
+@experiment_group.command("report")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True,
+              help="Folder of the report (index.html and figures/).")
+def report_cmd(directory: Path, out: Path) -> None:
+    """An HTML page of the experiment in DIRECTORY: its facts, per response the effects with their
+    95 % intervals (or a sweep's means per level) and the share of variation each explains, the
+    warnings of the analysis, and every run."""
+    from mimesisbench.study.experiment_report import build_experiment_report
+
+    report = build_experiment_report(directory, out)
+    click.echo(f"wrote {report.html_path} ({len(report.figure_files) // 2} figures)")
+
+
 @experiment_group.command("analyze")
 @click.argument("runs", type=click.Path(path_type=Path))
 @click.option("--response", required=True, help="The response column (e.g. throughput_ops_s, latency_p99_ms).")

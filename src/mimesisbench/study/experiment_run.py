@@ -8,7 +8,9 @@ responses of each appended to ``results.csv`` as soon as it ends. An experiment 
 - ``runs/``: the run directories;
 - ``results.csv``: per finished run its order, levels, status, run directory and responses.
 
-Interrupted, it resumes: runs already in ``results.csv`` are not run again.
+Interrupted, it resumes: runs already in ``results.csv`` are not run again. With a managed HDFS
+(``[managed_hdfs]``) every run starts from the same state: each schedule's namespace is built
+once and checkpointed, and each run restores that checkpoint with its own settings (``_Cluster``).
 """
 
 from __future__ import annotations

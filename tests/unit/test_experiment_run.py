@@ -99,6 +99,47 @@ def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, caps
         "effects-1.png", "effects-1.svg", "effects-2.png", "effects-2.svg"]
 
 
+def test_posix_runs_start_from_a_copy_of_phase_1s_tree(tmp_path: Path) -> None:
+    """On a plain posix base each run starts from the tree phase 1 made (copied back before it):
+    phase 1 skipped by the restored marker, and the two replications of each rate issue the same
+    operations with the same outcomes, although every run creates, renames and deletes files;
+    everything lies inside the base."""
+    base = tmp_path / "base"
+    text = f"""
+name = "posix-reset"
+seed = 1
+replications = 2
+responses = ["issued", "failed"]
+profile = "demo"
+backend = "posix:{base}"
+
+[generate]
+duration = "4s"
+seed = 3
+
+[run]
+workers = 1
+
+[[factors]]
+name = "rate"
+kind = "run"
+option = "rate"
+levels = ["500/s", "800/s"]
+"""
+    results = run_experiment(_file(tmp_path, text), tmp_path / "exp", _run)
+    assert results.height == 4 and set(results["status"]) == {"complete"}
+    for run_dir in results["run_dir"]:
+        manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+        assert manifest["phase1"]["skipped"] and "marker" in manifest["phase1"]["reason"]
+    by_rate: dict[str, set[tuple[str, str]]] = {}
+    for rate, issued, failed in zip(results["rate"], results["issued"], results["failed"]):
+        by_rate.setdefault(rate, set()).add((issued, failed))
+    assert all(len(outcomes) == 1 for outcomes in by_rate.values())  # the same start: the same outcomes
+    assert [p.name for p in (base / ".mimesisbench-checkpoints").iterdir()] == [  # one schedule, one copy
+        p.name for p in base.iterdir() if not p.name.startswith(".")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "exp", "experiment.toml"]
+
+
 def test_a_directory_keeps_its_experiment(tmp_path: Path) -> None:
     out = tmp_path / "exp"
     (out).mkdir()

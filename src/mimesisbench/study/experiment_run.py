@@ -8,15 +8,18 @@ responses of each appended to ``results.csv`` as soon as it ends. An experiment 
 - ``runs/``: the run directories;
 - ``results.csv``: per finished run its order, levels, status, run directory and responses.
 
-Interrupted, it resumes: runs already in ``results.csv`` are not run again. With a managed HDFS
-(``[managed_hdfs]``) every run starts from the same state: each schedule's namespace is built
-once and checkpointed, and each run restores that checkpoint with its own settings (``_Cluster``).
+Interrupted, it resumes: runs already in ``results.csv`` are not run again. On a managed HDFS
+(``[managed_hdfs]``) and on a plain ``posix:`` base every run starts from the same state: each
+schedule's namespace is built once and checkpointed, and each run restores that checkpoint (on
+the HDFS with its own settings; ``_Cluster``, ``_PosixTree``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,6 +200,46 @@ class _Cluster:
             self.first.down()
 
 
+#: where a posix experiment keeps each schedule's namespace as phase 1 left it, inside its base
+POSIX_CHECKPOINTS = ".mimesisbench-checkpoints"
+
+
+class _PosixTree:
+    """A plain ``posix:`` base: each schedule's namespace built once below ``base/<hash>`` and
+    copied to ``base/.mimesisbench-checkpoints/<hash>``; before every run the working tree is
+    removed and copied back, so every run starts from the tree phase 1 made. Everything made or
+    removed lies inside the base the experiment was given."""
+
+    def __init__(self, backend: str, announce: Callable[[str], None]) -> None:
+        from mimesisbench.backends.safety import prepare_base
+
+        self.root = Path(os.path.abspath(backend.removeprefix("posix:")))  # a symlink stays one: refused below
+        prepare_base(str(self.root), reuse=False)  # a foreign non-empty directory is refused, as run refuses it
+        self.announce = announce
+
+    def start_run(self, schedule: Path, key: str) -> str:
+        from mimesisbench.run.coordinator import prepare_namespace
+
+        work = self.root / key
+        saved = self.root / POSIX_CHECKPOINTS / key
+        if not saved.is_dir():
+            self.announce(f"building the namespace of schedule {key} once, then a copy of it")
+            prepare_namespace(RunConfig(schedule=str(schedule), backend=f"posix:{work}"))
+            partial = saved.with_name(key + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(work, partial, symlinks=True)
+            partial.rename(saved)
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(saved, work, symlinks=True)
+        return f"posix:{work}"
+
+
+def _resets(backend: str | None) -> bool:
+    """Whether runs on ``backend`` can start from a copy of phase 1's tree: a plain posix base
+    (a wrapped one, ``delay:2ms+posix:...``, replays on what the earlier runs left)."""
+    return backend is not None and backend.startswith("posix:") and "+" not in backend
+
+
 def _results(exp_dir: Path) -> pl.DataFrame | None:
     path = exp_dir / RESULTS
     return pl.read_csv(path, infer_schema=False) if path.exists() else None
@@ -221,17 +264,21 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     rows: list[dict[str, str]] = previous.to_dicts() if previous is not None else []
     done = {int(r["order"]) for r in rows}
     cluster = _Cluster(exp, file.parent, announce) if exp.managed_hdfs is not None else None
+    tree = _PosixTree(exp.backend or "", announce) if _resets(exp.backend) else None
     try:
         for r in runs:
             if r.order in done:
                 continue
             schedule = schedule_for(exp, exp_dir, r.levels, file.parent)
             announce(f"run {r.order}/{len(runs)}: " + ", ".join(f"{n}={r.levels[n]}" for n in names))
+            key = load_schedule(schedule).namespace_hash()[:12]  # the namespace phase 1 builds
             if cluster is not None:  # from the schedule's checkpoint, with the run's settings
-                key = load_schedule(schedule).namespace_hash()[:12]  # the namespace phase 1 builds
                 url, workdir = cluster.start_run(schedule, key, r.levels)
                 config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=False, backend=url,
                                     hdfs_workdir=workdir)
+            elif tree is not None:  # from a copy of the tree phase 1 made
+                config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=False,
+                                    backend=tree.start_run(schedule, key))
             else:  # on what the earlier runs left (the memory backend starts afresh each run)
                 config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=bool(rows))
             rows.append(_result_row(exp, r, names, run(config)))

@@ -95,3 +95,20 @@ def test_client_sweep_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.Ca
     # full contention: sigma near 1 (kappa near 0 leaves the peak's concurrency undetermined: a flat curve)
     assert usl["sigma"] > 0.8 and 700 <= usl["ceiling"] <= 1_100
     assert result["wu"]["a"] > 0
+
+
+def test_capacity_trials_on_posix_start_from_phase_1s_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a plain posix base every trial starts from a copy of the tree phase 1 made: each skips
+    phase 1 by the restored marker, and the checkpoint lies inside the base."""
+    schedule = tmp_path / "schedule"
+    main_ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 400, 10)), "-o", str(schedule)])
+    capsys.readouterr()
+    base = tmp_path / "base"
+    main_ok(["capacity", str(schedule), "-b", f"posix:{base}", "--start", "200/s", "--max-trials", "2",
+             "--output", str(tmp_path / "runs"), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["trials"]) == 2
+    for trial in result["trials"]:
+        manifest = json.loads((Path(trial["run_dir"]) / "manifest.json").read_text())
+        assert manifest["phase1"]["skipped"] and "marker" in manifest["phase1"]["reason"]
+    assert len(list((base / ".mimesisbench-checkpoints").iterdir())) == 1

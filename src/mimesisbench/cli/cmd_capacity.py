@@ -40,13 +40,16 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
     within --tolerance. Each trial is a run directory under --output. With --bound and
     --peak-length, also Wu et al.'s largest peak rate p_max = 2q(B-C)/T + q.
 
-    Every trial after the first replays on the namespace the earlier ones changed (--reuse): on
-    posix and HDFS, the creates and deletes of one trial meet the next one's namespace."""
+    On a plain posix base every trial starts from a copy of the tree phase 1 made (kept inside
+    the base); on other backends every trial after the first replays on the namespace the earlier
+    ones changed (--reuse)."""
     from mimesisbench.analysis.capacity import p_max
     from mimesisbench.atomic import atomic_write_text
     from mimesisbench.run.config import RunConfig
     from mimesisbench.run.coordinator import run_benchmark
+    from mimesisbench.schedule import load_schedule
     from mimesisbench.study.capacity_search import run_trial, search_capacity
+    from mimesisbench.study.resets import PosixReset, resets_by_copy
     from mimesisbench.units import parse_duration_s
 
     if (bound_text is None) != (peak_text is None):
@@ -54,11 +57,15 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
     base = RunConfig(schedule=str(schedule), backend=backend, out=out, workers=workers, concurrency=concurrency,
                      max_drift_s=max_drift_seconds(max_drift), rate=parse_rate(start_text, option="--start"))
     done: list[Path] = []
+    reset = PosixReset(backend, lambda text: click.echo(text, err=True)) if resets_by_copy(backend) else None
+    key = load_schedule(schedule).namespace_hash()[:12] if reset is not None else ""
 
     def one_run(config: RunConfig) -> Path:
-        # the first trial as run would (a non-empty base not made by mimesisbench is refused), the
-        # later ones on the namespace it left
-        report = run_benchmark(replace(config, reuse=bool(done)), console=None, show_progress=False)
+        if reset is not None:  # every trial from a copy of the tree phase 1 made
+            config = replace(config, backend=reset.start_run(schedule, key))
+        else:  # the first trial as run would (a foreign non-empty base is refused), the later ones on what it left
+            config = replace(config, reuse=bool(done))
+        report = run_benchmark(config, console=None, show_progress=False)
         done.append(report.run_dir)
         if not as_json:
             click.echo(f"  {config.rate:>12,.0f} ops/s: {report.status} ({report.run_dir})", err=True)

@@ -11,15 +11,13 @@ responses of each appended to ``results.csv`` as soon as it ends. An experiment 
 Interrupted, it resumes: runs already in ``results.csv`` are not run again. On a managed HDFS
 (``[managed_hdfs]``) and on a plain ``posix:`` base every run starts from the same state: each
 schedule's namespace is built once and checkpointed, and each run restores that checkpoint (on
-the HDFS with its own settings; ``_Cluster``, ``_PosixTree``).
+the HDFS with its own settings; ``_Cluster``, ``study.resets.PosixReset``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +33,7 @@ from mimesisbench.results.load import load_run
 from mimesisbench.run.config import RunConfig
 from mimesisbench.schedule import load_schedule
 from mimesisbench.study.experiment_file import Experiment, Level, load_experiment
+from mimesisbench.study.resets import PosixReset, resets_by_copy
 from mimesisbench.units import parse_duration_ms, parse_rate
 
 if TYPE_CHECKING:
@@ -200,46 +199,6 @@ class _Cluster:
             self.first.down()
 
 
-#: where a posix experiment keeps each schedule's namespace as phase 1 left it, inside its base
-POSIX_CHECKPOINTS = ".mimesisbench-checkpoints"
-
-
-class _PosixTree:
-    """A plain ``posix:`` base: each schedule's namespace built once below ``base/<hash>`` and
-    copied to ``base/.mimesisbench-checkpoints/<hash>``; before every run the working tree is
-    removed and copied back, so every run starts from the tree phase 1 made. Everything made or
-    removed lies inside the base the experiment was given."""
-
-    def __init__(self, backend: str, announce: Callable[[str], None]) -> None:
-        from mimesisbench.backends.safety import prepare_base
-
-        self.root = Path(os.path.abspath(backend.removeprefix("posix:")))  # a symlink stays one: refused below
-        prepare_base(str(self.root), reuse=False)  # a foreign non-empty directory is refused, as run refuses it
-        self.announce = announce
-
-    def start_run(self, schedule: Path, key: str) -> str:
-        from mimesisbench.run.coordinator import prepare_namespace
-
-        work = self.root / key
-        saved = self.root / POSIX_CHECKPOINTS / key
-        if not saved.is_dir():
-            self.announce(f"building the namespace of schedule {key} once, then a copy of it")
-            prepare_namespace(RunConfig(schedule=str(schedule), backend=f"posix:{work}"))
-            partial = saved.with_name(key + ".partial")
-            shutil.rmtree(partial, ignore_errors=True)
-            shutil.copytree(work, partial, symlinks=True)
-            partial.rename(saved)
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(saved, work, symlinks=True)
-        return f"posix:{work}"
-
-
-def _resets(backend: str | None) -> bool:
-    """Whether runs on ``backend`` can start from a copy of phase 1's tree: a plain posix base
-    (a wrapped one, ``delay:2ms+posix:...``, replays on what the earlier runs left)."""
-    return backend is not None and backend.startswith("posix:") and "+" not in backend
-
-
 def _results(exp_dir: Path) -> pl.DataFrame | None:
     path = exp_dir / RESULTS
     return pl.read_csv(path, infer_schema=False) if path.exists() else None
@@ -264,7 +223,7 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     rows: list[dict[str, str]] = previous.to_dicts() if previous is not None else []
     done = {int(r["order"]) for r in rows}
     cluster = _Cluster(exp, file.parent, announce) if exp.managed_hdfs is not None else None
-    tree = _PosixTree(exp.backend or "", announce) if _resets(exp.backend) else None
+    tree = PosixReset(exp.backend or "", announce) if resets_by_copy(exp.backend) else None
     try:
         for r in runs:
             if r.order in done:

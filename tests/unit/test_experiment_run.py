@@ -169,3 +169,12 @@ def test_plan_is_the_design_in_a_seeded_order(tmp_path: Path) -> None:
 def test_bad_experiment_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_experiment(_file(tmp_path, EXPERIMENT.replace(*change, 1)))
+
+
+@pytest.mark.parametrize("example", sorted((Path(__file__).resolve().parents[2] / "examples").rglob("*.toml")),
+                         ids=lambda p: p.name)
+def test_shipped_examples_are_valid_experiments(example: Path) -> None:
+    """Every experiment file under examples/ validates and plans its design."""
+    exp = load_experiment(example)
+    runs = plan(exp)
+    assert runs and len(runs) % exp.replications == 0

@@ -10,7 +10,7 @@ responses = ["throughput_ops_per_s", "latency_p99_ms"]
 profile = "demo"         # or schedule = "path/to/schedule"
 backend = "memory"
 
-[generate]               # generate options of every run (profile only)
+[generate]               # generate options of every run (profile only; types = "1,3": those types alone)
 duration = "60s"
 seed = 3
 
@@ -48,7 +48,7 @@ from mimesisbench.errors import ConfigError, InputError
 #: run options a factor (or the ``[run]`` table) may set
 RUN_OPTIONS = ("rate", "time_scale", "workers", "concurrency")
 #: generate options a factor (or the ``[generate]`` table) may set
-GENERATE_OPTIONS = ("seed", "scale_files", "time_scale", "span_scale", "duration", "flat")
+GENERATE_OPTIONS = ("seed", "scale_files", "time_scale", "span_scale", "duration", "flat", "types")
 #: managed-HDFS settings a factor (or the ``[managed_hdfs]`` table) may set by name; any Hadoop key
 #: (``dfs.namenode.handler.count``...) may be set too
 HDFS_OPTIONS = ("handler_count", "fslock_fair", "audit")
@@ -106,7 +106,8 @@ class ManagedHdfs(_Strict):
     its namespace built once per schedule and checkpointed, and every run started from that
     checkpoint with the run's own settings."""
 
-    workdir: str = ".mimesisbench/experiment-hdfs"
+    #: the cluster's working directory (None: ``hdfs`` in the experiment directory; relative: to the file's folder)
+    workdir: str | None = None
     base: str = "/bench"
     heap: str = "1g"
     handler_count: int | None = Field(default=None, ge=1)

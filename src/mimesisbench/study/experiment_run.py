@@ -104,7 +104,8 @@ def _generate_options(o: dict[str, Level]) -> tuple[Any, int]:
         scale_files=float(o.get("scale_files", 1.0)), time_scale=float(o.get("time_scale", 1.0)),
         span_scale=float(o.get("span_scale", 1.0)),
         duration_ms=parse_duration_ms(str(o["duration"]), option="duration") if "duration" in o else None,
-        flat=bool(o.get("flat", False)),
+        flat=_flag(o.get("flat", False)),
+        types=_types(o["types"]) if "types" in o else None,
     )
     return options, int(o.get("seed", 1))
 
@@ -134,7 +135,7 @@ def _profile_path(text: str, base: Path) -> Path:
     return path if path.exists() else resolve_profile_arg(text)
 
 
-def cluster_config(exp: Experiment, levels: dict[str, Level], base: Path) -> LocalHdfsConfig:
+def cluster_config(exp: Experiment, levels: dict[str, Level], base: Path, exp_dir: Path) -> LocalHdfsConfig:
     """The managed HDFS of one design point: the experiment's settings with the hdfs factors' levels."""
     from mimesisbench.hdfs.config import LocalHdfsConfig
 
@@ -150,8 +151,16 @@ def cluster_config(exp: Experiment, levels: dict[str, Level], base: Path) -> Loc
             named[f.option] = _flag(value) if f.option != "handler_count" else int(value)
         else:
             extra[f.option] = str(value).lower() if isinstance(value, bool) else str(value)
-    workdir = Path(m.workdir) if Path(m.workdir).is_absolute() else base / m.workdir
+    workdir = exp_dir / "hdfs" if m.workdir is None else Path(m.workdir) if Path(m.workdir).is_absolute() else base / m.workdir
     return LocalHdfsConfig(workdir=workdir, heap=m.heap, extra=extra, **named)
+
+
+def _types(value: Level) -> tuple[int, ...]:
+    """A ``types`` level: one type id or several, comma-separated ("1,3")."""
+    try:
+        return tuple(int(t) for t in str(value).split(",") if t.strip())
+    except ValueError:
+        raise ConfigError(f"types: {value!r} is not a comma-separated list of type ids (e.g. \"1,3\")") from None
 
 
 def _flag(value: Level) -> bool:
@@ -167,11 +176,11 @@ class _Cluster:
     """The experiment's managed HDFS: the namespace of each schedule built once below its own base
     and checkpointed, then every run started from its schedule's checkpoint with its own settings."""
 
-    def __init__(self, exp: Experiment, base: Path, announce: Callable[[str], None]) -> None:
+    def __init__(self, exp: Experiment, base: Path, exp_dir: Path, announce: Callable[[str], None]) -> None:
         from mimesisbench.hdfs.cluster import LocalHdfs
 
-        self.exp, self.base, self.announce = exp, base, announce
-        self.first = LocalHdfs(cluster_config(exp, {f.name: f.levels[0] for f in exp.factors}, base))
+        self.exp, self.base, self.exp_dir, self.announce = exp, base, exp_dir, announce
+        self.first = LocalHdfs(cluster_config(exp, {f.name: f.levels[0] for f in exp.factors}, base, exp_dir))
         self.was_running = self.first.is_running()
 
     def start_run(self, schedule: Path, key: str, levels: dict[str, Level]) -> tuple[str, str]:
@@ -182,7 +191,7 @@ class _Cluster:
 
         m = self.exp.managed_hdfs
         assert m is not None  # noqa: S101 - only made for a managed HDFS
-        cluster = LocalHdfs(cluster_config(self.exp, levels, self.base))
+        cluster = LocalHdfs(cluster_config(self.exp, levels, self.base, self.exp_dir))
         name = f"schedule-{key}"
         base_url = f"{m.base.rstrip('/')}/{key}"  # each schedule's namespace below its own base
         if not (cluster.checkpoint_dir(name) / "name").is_dir():
@@ -222,7 +231,7 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     previous = _results(exp_dir)
     rows: list[dict[str, str]] = previous.to_dicts() if previous is not None else []
     done = {int(r["order"]) for r in rows}
-    cluster = _Cluster(exp, file.parent, announce) if exp.managed_hdfs is not None else None
+    cluster = _Cluster(exp, file.parent, exp_dir, announce) if exp.managed_hdfs is not None else None
     tree = PosixReset(exp.backend or "", announce) if resets_by_copy(exp.backend) else None
     try:
         for r in runs:

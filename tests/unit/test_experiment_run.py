@@ -105,27 +105,10 @@ def test_posix_runs_start_from_a_copy_of_phase_1s_tree(tmp_path: Path) -> None:
     operations with the same outcomes, although every run creates, renames and deletes files;
     everything lies inside the base."""
     base = tmp_path / "base"
-    text = f"""
-name = "posix-reset"
-seed = 1
-replications = 2
-responses = ["issued", "failed"]
-profile = "demo"
-backend = "posix:{base}"
-
-[generate]
-duration = "4s"
-seed = 3
-
-[run]
-workers = 1
-
-[[factors]]
-name = "rate"
-kind = "run"
-option = "rate"
-levels = ["500/s", "800/s"]
-"""
+    text = (EXPERIMENT.replace('backend = "memory"', f'backend = "posix:{base}"')
+            .replace("seed = 7\n", "seed = 1\nreplications = 2\n", 1)
+            .replace('["throughput_ops_per_s", "latency_p99_ms"]', '["issued", "failed"]'))
+    text = text[: text.index('[[factors]]\nname = "scale"')]  # the rate factor alone: one schedule
     results = run_experiment(_file(tmp_path, text), tmp_path / "exp", _run)
     assert results.height == 4 and set(results["status"]) == {"complete"}
     for run_dir in results["run_dir"]:

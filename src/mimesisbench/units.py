@@ -23,20 +23,22 @@ def scaled(pattern: re.Pattern[str], factors: Mapping[Any, float], text: str) ->
     return float(match.group(1)) * factors[match.group(2)]
 
 
-def parse_duration_ms(text: str, *, option: str = "duration") -> int:
-    """``"20s"``, ``"10m"``, ``"1h"``, ``"1500ms"`` or a bare number of milliseconds -> ms."""
+def _duration_ms(text: str, option: str) -> float:
+    """A duration in ms, unrounded; a ``ConfigError`` naming ``option`` when it cannot be read."""
     value = scaled(_DURATION, _FACTORS_MS, text)
     if value is None:
         raise ConfigError(f"{option}: cannot read {text!r} as a duration (use e.g. 20s, 10m, 1h or milliseconds)")
-    return int(round(value))
+    return value
+
+
+def parse_duration_ms(text: str, *, option: str = "duration") -> int:
+    """``"20s"``, ``"10m"``, ``"1h"``, ``"1500ms"`` or a bare number of milliseconds -> ms."""
+    return int(round(_duration_ms(text, option)))
 
 
 def parse_duration_s(text: str, *, option: str = "duration") -> float:
     """As ``parse_duration_ms``, in seconds and unrounded (``"0.2ms"`` -> 0.0002)."""
-    value = scaled(_DURATION, _FACTORS_MS, text)
-    if value is None:
-        raise ConfigError(f"{option}: cannot read {text!r} as a duration (use e.g. 20s, 10m, 1h or milliseconds)")
-    return value / 1000.0
+    return _duration_ms(text, option) / 1000.0
 
 
 def parse_rate(text: str, *, option: str = "--rate") -> float:

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from cli_run import run_cli
 
-from mimesisbench.cli.main import main
 from mimesisbench.errors import ConfigError
 from mimesisbench.study.capacity_search import RateTrial, search_capacity
 
@@ -59,12 +59,10 @@ def test_capacity_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.Captur
     """Real runs (a steady verbatim schedule, run at each rate) against ``rate:400+null``: the
     search finds about 400 ops/s. A band, not the bench's 10 %: the client shares a loaded machine."""
     schedule = tmp_path / "schedule"
-    main_ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 1_000, 10)), "-o", str(schedule)])
-    capsys.readouterr()
+    _ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 1_000, 10)), "-o", str(schedule)], capsys)
     runs = tmp_path / "runs"
-    main_ok(["capacity", str(schedule), "-b", "rate:400+null", "--start", "250/s", "--tolerance", "0.1",
-             "--output", str(runs), "--json"])
-    result = json.loads(capsys.readouterr().out)
+    result = json.loads(_ok(["capacity", str(schedule), "-b", "rate:400+null", "--start", "250/s", "--tolerance", "0.1",
+                             "--output", str(runs), "--json"], capsys))
     assert result == json.loads((runs / "capacity.json").read_text())
     assert 0.75 * 400 <= result["capacity_ops_s"] <= 1.1 * 400
     over = [t for t in result["trials"] if not t["sustained"]]
@@ -72,10 +70,11 @@ def test_capacity_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.Captur
     assert all(Path(t["run_dir"]).is_dir() for t in result["trials"])
 
 
-def main_ok(argv: list[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    assert exit_info.value.code in (0, None)
+def _ok(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The command's standard output; it must succeed."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    return out
 
 
 def test_client_sweep_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -83,9 +82,8 @@ def test_client_sweep_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.Ca
     1,000 ops/s (the bucket serialises them), so the USL sees full contention and a ceiling of
     about 1,000 ops/s, and the mean latency grows with the clients."""
     out = tmp_path / "sweep.json"
-    main_ok(["client-sweep", "fileStatus", "-b", "rate:1000+null", "-n", "200", "--clients", "1,2,4,8",
-             "--repeat", "1", "--seed", "2", "-o", str(out), "--json"])
-    result = json.loads(capsys.readouterr().out)
+    result = json.loads(_ok(["client-sweep", "fileStatus", "-b", "rate:1000+null", "-n", "200", "--clients", "1,2,4,8",
+                             "--repeat", "1", "--seed", "2", "-o", str(out), "--json"], capsys))
     assert result == json.loads(out.read_text())
     assert sorted(p["clients"] for p in result["points"]) == [1, 2, 4, 8]
     assert all(700 <= p["ops_per_s"] <= 1_100 for p in result["points"])
@@ -101,12 +99,10 @@ def test_capacity_trials_on_posix_start_from_phase_1s_tree(tmp_path: Path, capsy
     """On a plain posix base every trial starts from a copy of the tree phase 1 made: each skips
     phase 1 by the restored marker, and the checkpoint lies inside the base."""
     schedule = tmp_path / "schedule"
-    main_ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 400, 10)), "-o", str(schedule)])
-    capsys.readouterr()
+    _ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 400, 10)), "-o", str(schedule)], capsys)
     base = tmp_path / "base"
-    main_ok(["capacity", str(schedule), "-b", f"posix:{base}", "--start", "200/s", "--max-trials", "2",
-             "--output", str(tmp_path / "runs"), "--json"])
-    result = json.loads(capsys.readouterr().out)
+    result = json.loads(_ok(["capacity", str(schedule), "-b", f"posix:{base}", "--start", "200/s", "--max-trials", "2",
+                             "--output", str(tmp_path / "runs"), "--json"], capsys))
     assert len(result["trials"]) == 2
     for trial in result["trials"]:
         manifest = json.loads((Path(trial["run_dir"]) / "manifest.json").read_text())

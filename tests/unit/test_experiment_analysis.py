@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from cli_run import run_cli
 from click.testing import CliRunner
 from scipy import stats
 
 from mimesisbench.analysis.designs import design_by_resolution, fractional_factorial, full_factorial
 from mimesisbench.analysis.effects import analyze_sweep, analyze_two_level, lenth_margin
 from mimesisbench.analysis.runs_table import analyze_runs
-from mimesisbench.cli.main import _register, cli, main
+from mimesisbench.cli.main import _register, cli
 from mimesisbench.errors import ConfigError
 
 #: Jain's 2^2 r=3 example (Table 18.1): memory (A) and cache (B), three MIPS figures per point
@@ -199,13 +200,10 @@ def test_cli_analyze_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.C
                                                 args: list[str], code: int, message: str) -> None:
     runs = tmp_path / "runs.csv"
     runs.write_text("lock,handlers,ops\nfair,10,5\nunfair,10,7\nfair,100,9\nunfair,100,12\n")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["experiment", "analyze", str(runs), *args])
-    err = capsys.readouterr().err
-    assert exit_info.value.code == code and message in err and "Traceback" not in err
+    exit_code, _, err = run_cli(["experiment", "analyze", str(runs), *args], capsys)
+    assert exit_code == code and message in err
 
 
 def test_cli_analyze_missing_file_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["experiment", "analyze", str(tmp_path / "none.csv"), "--response", "y"])
-    assert exit_info.value.code == 3 and "no such file" in capsys.readouterr().err
+    code, _, err = run_cli(["experiment", "analyze", str(tmp_path / "none.csv"), "--response", "y"], capsys)
+    assert code == 3 and "no such file" in err

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from cli_run import run_cli
 
-from mimesisbench.cli.main import main
 from mimesisbench.errors import ConfigError
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
@@ -80,18 +80,15 @@ def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, caps
     throughput = dict(zip(results["rate"], results["throughput_ops_per_s"].cast(pl.Float64)))
     assert throughput["600/s"] == pytest.approx(600, rel=0.1) and throughput["300/s"] == pytest.approx(300, rel=0.1)
 
-    with pytest.raises(SystemExit) as exit_info:
-        main(["experiment", "analyze", str(out), "--response", "throughput_ops_per_s", "--json"])
-    assert exit_info.value.code == 0
-    analysis = json.loads(capsys.readouterr().out)
+    code, printed, _ = run_cli(["experiment", "analyze", str(out), "--response", "throughput_ops_per_s", "--json"], capsys)
+    assert code == 0
+    analysis = json.loads(printed)
     assert analysis["coding"]["rate"] == {"-1": "600/s", "+1": "300/s"}  # the file's order, not the text's
     assert analysis["effects"]["A"]["effect"] == pytest.approx(-300, rel=0.1)
     assert abs(analysis["effects"]["B"]["effect"]) < 30
 
     report = tmp_path / "report"
-    with pytest.raises(SystemExit) as exit_info:
-        main(["experiment", "report", str(out), "-o", str(report)])
-    assert exit_info.value.code == 0
+    assert run_cli(["experiment", "report", str(out), "-o", str(report)], capsys)[0] == 0
     page = (report / "index.html").read_text()
     assert "Effects on throughput_ops_per_s" in page and "Effects on latency_p99_ms" in page and "<svg" in page
     assert page.count("<tr>") >= 4 + 2 * 3  # the four runs, and each response's three effects

@@ -122,13 +122,18 @@ class TwoLevelDesign:
         return alias_structure(self.matrix, self.letters)
 
     def run_order(self, replications: int, seed: int) -> NDArray[np.int64]:
-        """Each (design row, replication) once, in a random order drawn from ``seed``: rows of
-        ``[row, replication]``. Randomized so that a drift of the system over time (a warming
-        cache, a filling disk) does not pass for a factor's effect."""
-        if replications < 1:
-            raise ConfigError(f"replications: must be at least 1, got {replications}")
-        pairs = np.array([(row, rep) for rep in range(replications) for row in range(self.runs)], dtype=np.int64)
-        return pairs[np.random.default_rng(seed).permutation(len(pairs))]
+        """``random_run_order`` of this design's rows."""
+        return random_run_order(self.runs, replications, seed)
+
+
+def random_run_order(points: int, replications: int, seed: int) -> NDArray[np.int64]:
+    """Each (design point, replication) once, in a random order drawn from ``seed``: rows of
+    ``[point, replication]``. Randomized so that a drift of the system over time (a warming
+    cache, a filling disk) does not pass for a factor's effect."""
+    if replications < 1:
+        raise ConfigError(f"replications: must be at least 1, got {replications}")
+    pairs = np.array([(row, rep) for rep in range(replications) for row in range(points)], dtype=np.int64)
+    return pairs[np.random.default_rng(seed).permutation(len(pairs))]
 
 
 def _checked_factors(factors: list[str] | tuple[str, ...]) -> tuple[str, ...]:

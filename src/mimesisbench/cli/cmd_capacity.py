@@ -54,8 +54,9 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
 
     if (bound_text is None) != (peak_text is None):
         raise ConfigError("--bound and --peak-length: give both (Wu's p_max needs B and T)")
+    start = parse_rate(start_text, option="--start")
     base = RunConfig(schedule=str(schedule), backend=backend, out=out, workers=workers, concurrency=concurrency,
-                     max_drift_s=max_drift_seconds(max_drift), rate=parse_rate(start_text, option="--start"))
+                     max_drift_s=max_drift_seconds(max_drift), rate=start)
     done: list[Path] = []
     reset = PosixReset(backend, lambda text: click.echo(text, err=True)) if resets_by_copy(backend) else None
     key = load_schedule(schedule).namespace_hash()[:12] if reset is not None else ""
@@ -71,7 +72,7 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
             click.echo(f"  {config.rate:>12,.0f} ops/s: {report.status} ({report.run_dir})", err=True)
         return report.run_dir
 
-    result = search_capacity(lambda rate: run_trial(base, rate, one_run), parse_rate(start_text, option="--start"), tolerance=tolerance,
+    result = search_capacity(lambda rate: run_trial(base, rate, one_run), start, tolerance=tolerance,
                              max_trials=max_trials)
     payload = result.to_json()
     if bound_text is not None and peak_text is not None and result.capacity is not None:

@@ -32,15 +32,9 @@ def _parse_scale_types(values: tuple[str, ...]) -> tuple[tuple[int, float], ...]
 
 
 def _parse_types(text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    try:
-        ids = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise ConfigError(f"--types: cannot read {text!r}; use type ids separated by commas, e.g. 3,17") from None
-    if not ids:
-        raise ConfigError("--types: no type chosen")
-    return ids
+    from mimesisbench.synth.options import parse_types
+
+    return None if text is None else parse_types(text)
 
 
 def _load(profile_arg: str, flat: bool) -> tuple[Any, Any]:

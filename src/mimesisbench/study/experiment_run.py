@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
-from mimesisbench.analysis.designs import design_by_resolution, fractional_factorial, full_factorial
+from mimesisbench.analysis.designs import design_by_resolution, fractional_factorial, full_factorial, random_run_order
 from mimesisbench.atomic import atomic_write_text
 from mimesisbench.errors import ConfigError
 from mimesisbench.results.load import load_run
@@ -70,10 +69,9 @@ def plan(exp: Experiment) -> list[PlannedRun]:
             design = full_factorial(names)
         points = [{f.name: f.levels[0 if sign < 0 else 1] for f, sign in zip(exp.factors, row)}
                   for row in design.matrix.tolist()]
-    pairs = [(p, r) for r in range(exp.replications) for p in range(len(points))]
-    order = np.random.default_rng(exp.seed).permutation(len(pairs))
-    return [PlannedRun(order=i + 1, point=pairs[j][0] + 1, replication=pairs[j][1] + 1, levels=points[pairs[j][0]])
-            for i, j in enumerate(order.tolist())]
+    order = random_run_order(len(points), exp.replications, exp.seed)
+    return [PlannedRun(order=i + 1, point=p + 1, replication=r + 1, levels=points[p])
+            for i, (p, r) in enumerate(order.tolist())]
 
 
 def _options(exp: Experiment, levels: dict[str, Level], kind: str) -> dict[str, Level]:
@@ -98,14 +96,14 @@ def run_config(exp: Experiment, schedule: Path, levels: dict[str, Level], out: P
 
 
 def _generate_options(o: dict[str, Level]) -> tuple[Any, int]:
-    from mimesisbench.synth.options import GenerateOptions
+    from mimesisbench.synth.options import GenerateOptions, parse_types
 
     options = GenerateOptions(
         scale_files=float(o.get("scale_files", 1.0)), time_scale=float(o.get("time_scale", 1.0)),
         span_scale=float(o.get("span_scale", 1.0)),
         duration_ms=parse_duration_ms(str(o["duration"]), option="duration") if "duration" in o else None,
         flat=_flag(o.get("flat", False)),
-        types=_types(o["types"]) if "types" in o else None,
+        types=parse_types(str(o["types"]), option="types") if "types" in o else None,
     )
     return options, int(o.get("seed", 1))
 
@@ -155,14 +153,6 @@ def cluster_config(exp: Experiment, levels: dict[str, Level], base: Path, exp_di
     return LocalHdfsConfig(workdir=workdir, heap=m.heap, extra=extra, **named)
 
 
-def _types(value: Level) -> tuple[int, ...]:
-    """A ``types`` level: one type id or several, comma-separated ("1,3")."""
-    try:
-        return tuple(int(t) for t in str(value).split(",") if t.strip())
-    except ValueError:
-        raise ConfigError(f"types: {value!r} is not a comma-separated list of type ids (e.g. \"1,3\")") from None
-
-
 def _flag(value: Level) -> bool:
     if isinstance(value, bool):
         return value
@@ -194,13 +184,14 @@ class _Cluster:
         cluster = LocalHdfs(cluster_config(self.exp, levels, self.base, self.exp_dir))
         name = f"schedule-{key}"
         base_url = f"{m.base.rstrip('/')}/{key}"  # each schedule's namespace below its own base
-        if not (cluster.checkpoint_dir(name) / "name").is_dir():
+        if (cluster.checkpoint_dir(name) / "name").is_dir():
+            cluster.restore(name)
+        else:  # the checkpoint restarts the cluster, with this run's settings, in the state it keeps
             self.announce(f"building the namespace of schedule {key} once, then a checkpoint of it")
             cluster.up()
             prepare_namespace(RunConfig(schedule=str(schedule), backend=cluster.url + base_url,
                                         hdfs_workdir=str(cluster.workdir)))
             cluster.checkpoint(name)
-        cluster.restore(name)
         return cluster.url + base_url, str(cluster.workdir)  # the URL read after the start: its port may change
 
     def close(self) -> None:

@@ -11,6 +11,17 @@ from mimesisbench.profile.schema import MAX_TIME_MS, WorkloadProfile
 from mimesisbench.synth.scaling import isolate, scale_files, scale_span, scale_time, scale_type
 
 
+def parse_types(text: str, option: str = "--types") -> tuple[int, ...]:
+    """Type ids from ``"3,17"``; a ``ConfigError`` naming ``option`` for a bad or empty list."""
+    try:
+        ids = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError(f"{option}: cannot read {text!r}; use type ids separated by commas, e.g. 3,17") from None
+    if not ids:
+        raise ConfigError(f"{option}: no type chosen")
+    return ids
+
+
 @dataclass(frozen=True)
 class GenerateOptions:
     """Everything besides the profile and the seed that shapes a schedule.

@@ -145,6 +145,9 @@ def test_plan_is_the_design_in_a_seeded_order(tmp_path: Path) -> None:
     (("name = \"rate-and-scale\"", "name = "), "not TOML"),
     (("kind = \"run\"\noption = \"rate\"", "kind = \"hdfs\"\noption = \"audit\""), "an hdfs factor needs \\[managed_hdfs\\]"),
     (("backend = \"memory\"", "backend = \"memory\"\n[managed_hdfs]\nheap = \"1g\""), "give exactly one"),
+    (("levels = [0.5, 1.0]", "levels = [0.5, 1.0]\n[prometheus]\nurl = \"http://p:9090\"\nlinger = \"soon\""),
+     "prometheus.linger: cannot read 'soon'"),
+    (("levels = [0.5, 1.0]", "levels = [0.5, 1.0]\n[prometheus]\nurl = \"p:9090\""), "prometheus.url"),
 ])
 def test_bad_experiment_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -158,3 +161,20 @@ def test_shipped_examples_are_valid_experiments(example: Path) -> None:
     exp = load_experiment(example)
     runs = plan(exp)
     assert runs and len(runs) % exp.replications == 0
+
+
+def test_a_prometheus_that_does_not_answer_costs_the_archive_not_the_runs(tmp_path: Path) -> None:
+    """The series of a run are archived after it; a server that is down is a warning per run."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    text = EXPERIMENT.replace('duration = "6s"', 'duration = "2s"').replace("levels = [0.5, 1.0]", "levels = [0.5, 0.6]")
+    file = _file(tmp_path, text + f'\n[prometheus]\nurl = "http://127.0.0.1:{port}"\n')
+    said: list[str] = []
+    results = run_experiment(file, tmp_path / "exp", _run, said.append)
+    assert results.height == 4 and set(results["status"]) == {"complete"}
+    warnings = [m for m in said if m.startswith("warning: the run's Prometheus series are not archived")]
+    assert len(warnings) == 4 and f"127.0.0.1:{port}" in warnings[0]
+    assert not list((tmp_path / "exp" / "runs").glob("*/prometheus.parquet"))

@@ -31,6 +31,12 @@ levels = [0.5, 1.0]
 
 [design]
 kind = "full"            # full | fractional (generators = "D=AB") | resolution (resolution = 4) | sweep
+
+[prometheus]             # optional: archive what a Prometheus stored during each run
+url = "http://127.0.0.1:9090"
+metrics_port = 9464      # each run serves /metrics here (for that Prometheus to scrape)
+linger = "2s"            # ... and keeps serving it this long after it ends (the last scrapes)
+match = ['{__name__=~".+"}']
 ```
 """
 
@@ -41,7 +47,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mimesisbench.errors import ConfigError, InputError
 
@@ -116,6 +122,27 @@ class ManagedHdfs(_Strict):
     settings: dict[str, str] = Field(default_factory=dict)
 
 
+class Prometheus(_Strict):
+    """A Prometheus server whose samples during each run are archived with it (``prometheus.parquet``
+    in the run directory), and the port each run serves its own series on for that server to scrape."""
+
+    url: str = Field(pattern=r"^https?://")
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    linger: str = "0s"
+    match: list[str] = Field(default_factory=lambda: ['{__name__=~".+"}'], min_length=1)
+
+    @field_validator("linger")
+    @classmethod
+    def _duration(cls, text: str) -> str:
+        from mimesisbench.units import parse_duration_s
+
+        try:
+            parse_duration_s(text, option="linger")
+        except ConfigError as e:
+            raise ValueError(str(e).removeprefix("linger: ")) from None
+        return text
+
+
 class Experiment(_Strict):
     """A whole experiment file."""
 
@@ -131,6 +158,7 @@ class Experiment(_Strict):
     run: dict[str, Level] = Field(default_factory=dict)
     factors: list[Factor] = Field(min_length=1)
     design: Design = Field(default_factory=Design)
+    prometheus: Prometheus | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Experiment:

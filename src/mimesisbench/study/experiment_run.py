@@ -6,7 +6,9 @@ responses of each appended to ``results.csv`` as soon as it ends. An experiment 
 - ``design.csv``: every run's order, design point, replication and factor levels;
 - ``schedules/``: one schedule per distinct set of generate options;
 - ``runs/``: the run directories;
-- ``results.csv``: per finished run its order, levels, status, run directory and responses.
+- ``results.csv``: per finished run its order, levels, status, run directory and responses;
+- with ``[prometheus]``, ``runs/<run>/prometheus.parquet``: the samples that server stored while
+  the run went on (``monitoring.prometheus_export``).
 
 Interrupted, it resumes: runs already in ``results.csv`` are not run again. On a managed HDFS
 (``[managed_hdfs]``) and on a plain ``posix:`` base every run starts from the same state: each
@@ -33,7 +35,7 @@ from mimesisbench.run.config import RunConfig
 from mimesisbench.schedule import load_schedule
 from mimesisbench.study.experiment_file import Experiment, Level, load_experiment
 from mimesisbench.study.resets import PosixReset, resets_by_copy
-from mimesisbench.units import parse_duration_ms, parse_rate
+from mimesisbench.units import parse_duration_ms, parse_duration_s, parse_rate
 
 if TYPE_CHECKING:
     from mimesisbench.hdfs.config import LocalHdfsConfig
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 FILE = "experiment.toml"
 DESIGN = "design.csv"
 RESULTS = "results.csv"
+SERIES = "prometheus.parquet"
 
 
 @dataclass(frozen=True)
@@ -85,9 +88,12 @@ def run_config(exp: Experiment, schedule: Path, levels: dict[str, Level], out: P
     """The run of one design point: the experiment's run options with the factors' levels
     (``backend``: the managed cluster's URL, when the experiment starts one)."""
     o = _options(exp, levels, "run")
+    prom = exp.prometheus
     return RunConfig(
         schedule=str(schedule), backend=backend or exp.backend or "", out=str(out), reuse=reuse,
         hdfs_workdir=hdfs_workdir,
+        metrics_port=prom.metrics_port if prom is not None else None,
+        metrics_linger_s=parse_duration_s(prom.linger, option="linger") if prom is not None else 0.0,
         rate=parse_rate(str(o["rate"]), option="rate") if "rate" in o else None,
         time_scale=float(o.get("time_scale", 1.0)),
         workers=int(o["workers"]) if "workers" in o else None,
@@ -240,12 +246,36 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
                                     backend=tree.start_run(schedule, key))
             else:  # on what the earlier runs left (the memory backend starts afresh each run)
                 config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=bool(rows))
-            rows.append(_result_row(exp, r, names, run(config)))
+            run_dir = run(config)
+            if exp.prometheus is not None:
+                _archive_series(exp, run_dir, announce)
+            rows.append(_result_row(exp, r, names, run_dir))
             atomic_write_text(exp_dir / RESULTS, pl.DataFrame(rows).write_csv())  # after every run: nothing lost
     finally:
         if cluster is not None:
             cluster.close()
     return pl.DataFrame(rows)
+
+
+def _archive_series(exp: Experiment, run_dir: Path, announce: Callable[[str], None]) -> None:
+    """The Prometheus samples of the run's window (its start to now, the linger included) into the
+    run directory; a server that cannot answer costs the archive of this run, not the experiment."""
+    from datetime import UTC, datetime
+
+    from mimesisbench.errors import MimesisError
+    from mimesisbench.monitoring.prometheus_export import export_window
+
+    prom = exp.prometheus
+    started = load_run(run_dir).started_at
+    if prom is None or started is None:
+        return
+    try:
+        done = export_window(prom.url, datetime.fromisoformat(started), datetime.now(UTC),
+                             run_dir / SERIES, match=prom.match)
+    except MimesisError as e:
+        announce(f"warning: the run's Prometheus series are not archived: {e}")
+        return
+    announce(f"archived {done.samples} samples of {done.series} series from {prom.url}")
 
 
 def _result_row(exp: Experiment, r: PlannedRun, names: list[str], run_dir: Path) -> dict[str, str]:

@@ -102,9 +102,31 @@ def test_capacity_trials_on_posix_start_from_phase_1s_tree(tmp_path: Path, capsy
     _ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 400, 10)), "-o", str(schedule)], capsys)
     base = tmp_path / "base"
     result = json.loads(_ok(["capacity", str(schedule), "-b", f"posix:{base}", "--start", "200/s", "--max-trials", "2",
+                             "--bound", "50ms", "--peak-length", "1s", "--check",
                              "--output", str(tmp_path / "runs"), "--json"], capsys))
     assert len(result["trials"]) == 2
-    for trial in result["trials"]:
-        manifest = json.loads((Path(trial["run_dir"]) / "manifest.json").read_text())
+    check = result["peak_check"]  # the closing check: a peak on the same namespace, from the same tree
+    assert check["rate_ops_s"] == pytest.approx(result["p_max_ops_s"]) and check["length_s"] == 1.0
+    for run_dir in [trial["run_dir"] for trial in result["trials"]] + [check["run_dir"]]:
+        manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
         assert manifest["phase1"]["skipped"] and "marker" in manifest["phase1"]["reason"]
     assert len(list((base / ".mimesisbench-checkpoints").iterdir())) == 1
+
+
+def test_the_closing_check_measures_wus_peak_delay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A peak of T = 2 s at p = 480 ops/s on a server of capacity q = 400 (``rate:400+null``, steady
+    arrivals): Wu's model says the operations arriving during it wait T(p - q)/2q = 0.2 s on average
+    (the k-th waits k(1/q - 1/p)); the check measures about that, on the first 2 s of the schedule."""
+    from mimesisbench.run.config import RunConfig
+    from mimesisbench.run.coordinator import run_benchmark
+    from mimesisbench.study.peak_check import peak_check
+
+    schedule = tmp_path / "schedule"
+    _ok(["schedule-from-trace", str(_steady_events(tmp_path / "events.csv", 1_000, 10)), "-o", str(schedule)], capsys)
+    base = RunConfig(schedule=str(schedule), backend="rate:400+null", out=str(tmp_path / "runs"))
+    check = peak_check(schedule, base, 480.0, 2.0, 0.2, tmp_path / "peak",
+                       lambda config: run_benchmark(config, console=None, show_progress=False).run_dir)
+    assert check.status == "complete"
+    assert check.offered == pytest.approx(480, rel=0.02)  # 2 s of the schedule at the peak's rate
+    assert check.latency_mean_s is not None and 0.8 * 0.2 <= check.latency_mean_s <= 1.3 * 0.2
+    assert Path(check.run_dir).parent == tmp_path / "peak"

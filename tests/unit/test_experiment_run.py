@@ -93,7 +93,8 @@ def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, caps
     assert "Effects on throughput_ops_per_s" in page and "Effects on latency_p99_ms" in page and "<svg" in page
     assert page.count("<tr>") >= 4 + 2 * 3  # the four runs, and each response's three effects
     assert sorted(p.name for p in (report / "figures").iterdir()) == [
-        "effects-1.png", "effects-1.svg", "effects-2.png", "effects-2.svg"]
+        "effects-1.png", "effects-1.svg", "effects-2.png", "effects-2.svg", "latency-load.png", "latency-load.svg"]
+    assert "Latency against the load served" in page
 
 
 def test_posix_runs_start_from_a_copy_of_phase_1s_tree(tmp_path: Path) -> None:
@@ -178,3 +179,64 @@ def test_a_prometheus_that_does_not_answer_costs_the_archive_not_the_runs(tmp_pa
     warnings = [m for m in said if m.startswith("warning: the run's Prometheus series are not archived")]
     assert len(warnings) == 4 and f"127.0.0.1:{port}" in warnings[0]
     assert not list((tmp_path / "exp" / "runs").glob("*/prometheus.parquet"))
+
+
+def test_a_capacity_experiment_measures_q_per_design_point(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With [capacity], each run of the design is a capacity search (trials at target rates),
+    here of a server of known capacity (``rate:300+null``) with one worker or two: q near 300
+    ops/s at both, Wu's p_max from it, and the closing check's peak; the report draws each
+    search and the latency of every trial against its load."""
+    events = tmp_path / "events.csv"
+    n = list(range(600))
+    pl.DataFrame({"time_ms": [1_700_000_000_000 + i * 10 for i in n], "op": "getfileinfo",
+                  "path": [f"/data/f{i % 30}" for i in n], "dst": None, "user": "u", "allowed": True}).write_csv(events)
+    assert run_cli(["schedule-from-trace", str(events), "-o", str(tmp_path / "schedule")], capsys)[0] == 0
+    file = _file(tmp_path, f"""
+name = "capacity-by-workers"
+schedule = "{tmp_path / 'schedule'}"
+backend = "rate:300+null"
+responses = ["capacity_ops_per_s", "p_max_ops_per_s", "peak_latency_mean_ms"]
+
+[[factors]]
+name = "workers"
+kind = "run"
+option = "workers"
+levels = [1, 2]
+
+[design]
+kind = "sweep"
+
+[capacity]
+start = "200/s"
+tolerance = 0.25
+max_trials = 4
+bound = "100ms"
+peak_length = "1s"
+check = true
+""")
+    results = run_experiment(file, tmp_path / "exp", _run)
+    assert results.height == 2
+    for row in results.iter_rows(named=True):
+        q = float(row["capacity_ops_per_s"])
+        assert 0.7 * 300 <= q <= 1.25 * 300
+        assert float(row["p_max_ops_per_s"]) == pytest.approx(2 * q * 0.1 / 1.0 + q)
+        assert float(row["peak_latency_mean_ms"]) > 0
+        search = json.loads((Path(row["run_dir"]) / "capacity.json").read_text())
+        assert 2 <= len(search["trials"]) <= 4 and search["peak_check"]["run_dir"]
+    report = tmp_path / "report"
+    assert run_cli(["experiment", "report", str(tmp_path / "exp"), "-o", str(report)], capsys)[0] == 0
+    page = (report / "index.html").read_text()
+    assert "Capacity search, run 1" in page and "Capacity search, run 2" in page and "Closing check" in page
+    assert {"capacity-1.svg", "capacity-2.svg", "latency-load.svg", "sweep-1.svg"} <= {f.name for f in (report / "figures").iterdir()}
+
+
+@pytest.mark.parametrize(("responses", "table", "message"), [
+    ("throughput_ops_per_s", "", "is not one of a capacity search's"),
+    ("capacity_ops_per_s", 'bound = "1s"', "bound, peak_length: give both"),
+    ("capacity_ops_per_s", 'start = "fast"', "capacity.start: cannot read 'fast'"),
+    ("capacity_ops_per_s", "", "no rate in \\[run\\] nor as a factor"),
+])
+def test_bad_capacity_tables_name_the_key(tmp_path: Path, responses: str, table: str, message: str) -> None:
+    text = EXPERIMENT.replace('["throughput_ops_per_s", "latency_p99_ms"]', f'["{responses}"]')
+    with pytest.raises(ConfigError, match=message):
+        load_experiment(_file(tmp_path, text + f"\n[capacity]\n{table}\n"))

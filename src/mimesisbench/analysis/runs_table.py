@@ -59,9 +59,10 @@ def _coded(values: list[str], order: list[str] | None = None) -> tuple[np.ndarra
 
 
 def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None = None,
-                 levels: dict[str, list[str]] | None = None) -> TwoLevelAnalysis | SweepAnalysis:
+                 levels: dict[str, list[str]] | None = None, *, sweep: bool = False) -> TwoLevelAnalysis | SweepAnalysis:
     """The analysis of ``table``'s ``response`` over ``factors`` (default: every other column but
-    ``DESIGN_COLUMNS``); ``levels``: a factor's (low, high) texts where known."""
+    ``DESIGN_COLUMNS``); ``levels``: a factor's (low, high) texts where known; ``sweep``: the
+    runs are a one-factor sweep, analysed per level even at two levels."""
     if response not in table.columns:
         raise ConfigError(f"--response {response!r}: not a column of the runs table (columns: {', '.join(table.columns)})")
     names = factors if factors else [c for c in table.columns if c != response and c not in DESIGN_COLUMNS]
@@ -79,6 +80,8 @@ def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None =
         raise ConfigError(f"response {response!r}: a value is not a number") from None
     columns = {f: rows[f].cast(pl.String).to_list() for f in names}
     distinct = {f: len(set(v)) for f, v in columns.items()}
+    if sweep and len(names) == 1:
+        return analyze_sweep(columns[names[0]], y, names[0], response)
     if all(n == 2 for n in distinct.values()):
         if len(names) > MAX_FACTORS:
             raise ConfigError(f"a two-level analysis takes at most {MAX_FACTORS} factors, not {len(names)}")

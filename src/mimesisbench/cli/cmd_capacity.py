@@ -31,70 +31,76 @@ from mimesisbench.units import parse_rate
 @click.option("--network", "network_text", default="0ms", show_default=True,
               help="The network's round-trip latency C (e.g. 0.2ms), for p_max.")
 @click.option("--peak-length", "peak_text", default=None, help="The length T of a peak (e.g. 30s), for p_max.")
+@click.option("--check", is_flag=True,
+              help="With --bound and --peak-length: run a peak of that length at p_max and measure its mean response time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the search as JSON.")
 def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: float, max_trials: int,
                      workers: int | None, concurrency: int | None, max_drift: str, out: str, bound_text: str | None,
-                     network_text: str, peak_text: str | None, as_json: bool) -> None:
+                     network_text: str, peak_text: str | None, check: bool, as_json: bool) -> None:
     """Find the capacity q of BACKEND for SCHEDULE: runs at target rates (doubling from --start,
     then bisecting) until the largest rate whose lateness and latency stay stationary is known
     within --tolerance. Each trial is a run directory under --output. With --bound and
-    --peak-length, also Wu et al.'s largest peak rate p_max = 2q(B-C)/T + q.
+    --peak-length, also Wu et al.'s largest peak rate p_max = 2q(B-C)/T + q, and with --check the
+    check that closes the loop: a peak of that length at p_max, its mean response time beside B.
 
     On a plain posix base every trial starts from a copy of the tree phase 1 made (kept inside
     the base); on other backends every trial after the first replays on the namespace the earlier
-    ones changed (--reuse)."""
-    from mimesisbench.analysis.capacity import p_max
-    from mimesisbench.atomic import atomic_write_text
+    ones changed (--reuse). On a managed HDFS, an experiment with [capacity] starts every trial
+    from a checkpoint (docs/experiment.md)."""
+    from pydantic import ValidationError
+
     from mimesisbench.run.config import RunConfig
     from mimesisbench.run.coordinator import run_benchmark
     from mimesisbench.schedule import load_schedule
-    from mimesisbench.study.capacity_search import run_trial, search_capacity
+    from mimesisbench.study.capacity_point import FILE, measure_capacity
+    from mimesisbench.study.experiment_file import Capacity
     from mimesisbench.study.resets import PosixReset, resets_by_copy
-    from mimesisbench.units import parse_duration_s
 
-    if (bound_text is None) != (peak_text is None):
-        raise ConfigError("--bound and --peak-length: give both (Wu's p_max needs B and T)")
-    start = parse_rate(start_text, option="--start")
+    parse_rate(start_text, option="--start")
+    try:
+        spec = Capacity(start=start_text, tolerance=tolerance, max_trials=max_trials, bound=bound_text,
+                        peak_length=peak_text, network=network_text, check=check)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = "--" + "-".join(str(part) for part in first["loc"]).replace("_", "-") + ": " if first["loc"] else ""
+        raise ConfigError(where + str(first["msg"]).removeprefix("Value error, ")) from None
     base = RunConfig(schedule=str(schedule), backend=backend, out=out, workers=workers, concurrency=concurrency,
-                     max_drift_s=max_drift_seconds(max_drift), rate=start)
+                     max_drift_s=max_drift_seconds(max_drift))
     done: list[Path] = []
     reset = PosixReset(backend, lambda text: click.echo(text, err=True)) if resets_by_copy(backend) else None
     key = load_schedule(schedule).namespace_hash()[:12] if reset is not None else ""
 
-    def one_run(config: RunConfig) -> Path:
+    def trial_config(folder: Path) -> RunConfig:
         if reset is not None:  # every trial from a copy of the tree phase 1 made
-            config = replace(config, backend=reset.start_run(schedule, key))
-        else:  # the first trial as run would (a foreign non-empty base is refused), the later ones on what it left
-            config = replace(config, reuse=bool(done))
+            return replace(base, out=str(folder), backend=reset.start_run(schedule, key))
+        # the first trial as run would (a foreign non-empty base is refused), the later ones on what it left
+        return replace(base, out=str(folder), reuse=bool(done))
+
+    def one_run(config: RunConfig) -> Path:
         report = run_benchmark(config, console=None, show_progress=False)
         done.append(report.run_dir)
-        if not as_json:
-            click.echo(f"  {config.rate:>12,.0f} ops/s: {report.status} ({report.run_dir})", err=True)
         return report.run_dir
 
-    result = search_capacity(lambda rate: run_trial(base, rate, one_run), start, tolerance=tolerance,
-                             max_trials=max_trials)
-    payload = result.to_json()
-    if bound_text is not None and peak_text is not None and result.capacity is not None:
-        bound_s = parse_duration_s(bound_text, option="--bound")
-        network_s = parse_duration_s(network_text, option="--network")
-        length_s = parse_duration_s(peak_text, option="--peak-length")
-        payload["p_max_ops_s"] = p_max(result.capacity, bound_s, network_s, length_s)
-        payload["p_max_inputs"] = {"bound_s": bound_s, "network_s": network_s, "peak_length_s": length_s}
-    atomic_write_text(Path(out) / "capacity.json", json.dumps(payload, indent=2) + "\n", option="--output")
+    point = measure_capacity(spec, schedule, trial_config, one_run, Path(out),
+                             (lambda _: None) if as_json else (lambda text: click.echo(text, err=True)))
+    payload = point.to_json()
     if as_json:
         click.echo(json.dumps(payload, indent=2))
         return
-    for t in result.trials:
-        verdict = "sustained" if t.sustained else f"not sustained: {t.note}"
-        click.echo(f"{t.rate:>12,.0f} ops/s offered, {t.served:>12,.0f} served: {verdict}")
+    result = point.search
     if result.capacity is None:
         click.echo(f"capacity: below {result.unsustained:,.0f} ops/s (no rate tried was sustained)")
     else:
         above = f"; {result.unsustained:,.0f} was not" if result.unsustained else " (no rate tried was too much)"
         click.echo(f"capacity: {result.capacity:,.0f} ops/s sustained{above}")
-    if "p_max_ops_s" in payload:
-        click.echo(f"p_max: {payload['p_max_ops_s']:,.0f} ops/s for a {peak_text} peak under a {bound_text} mean")
+    if point.p_max is not None:
+        click.echo(f"p_max: {point.p_max:,.0f} ops/s for a {peak_text} peak under a {bound_text} mean")
+    if point.check is not None:
+        c = point.check
+        measured = "no result" if c.latency_mean_s is None else f"{c.latency_mean_s * 1000:,.1f} ms"
+        click.echo(f"check: a {peak_text} peak at {c.rate:,.0f} ops/s ({c.offered:,.0f} offered): mean response time "
+                   f"{measured} against the bound {bound_text} ({c.status}, {c.run_dir})")
+    click.echo(f"written: {Path(out) / FILE}")
 
 
 @click.command("client-sweep")

@@ -142,6 +142,7 @@ def analyze_cmd(runs: Path, response: str, factors_text: str | None, as_json: bo
 
     factors = _factor_list(factors_text) if factors_text else None
     levels: dict[str, list[str]] | None = None
+    sweep = False
     if runs.is_dir():  # an experiment directory: its results, over its factors, levels as its file orders them
         from mimesisbench.study.experiment_file import load_experiment
         from mimesisbench.study.experiment_run import FILE, RESULTS
@@ -151,9 +152,10 @@ def analyze_cmd(runs: Path, response: str, factors_text: str | None, as_json: bo
         exp = load_experiment(runs / FILE)
         factors = factors or [f.name for f in exp.factors]
         levels = {f.name: [str(v) for v in f.levels] for f in exp.factors if len(f.levels) == 2}
+        sweep = exp.design.kind == "sweep"
         runs = runs / RESULTS
     table = read_runs_csv(runs)
-    analysis = analyze_runs(table, response, factors, levels)
+    analysis = analyze_runs(table, response, factors, levels, sweep=sweep)
     result = analysis.to_json()
     if as_json:
         click.echo(json.dumps(result, indent=2))

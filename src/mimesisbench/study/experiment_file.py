@@ -47,7 +47,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from mimesisbench.errors import ConfigError, InputError
 
@@ -62,6 +62,9 @@ _HADOOP_KEY = re.compile(r"^[a-z][a-z0-9_-]*(\.[A-Za-z0-9_-]+)+$")
 #: the responses a run gives (its summary's overall figures)
 RESPONSES = ("throughput_ops_per_s", "issued", "succeeded", "failed",
              *(f"{g}_{s}_ms" for g in ("latency", "service", "lateness") for s in ("mean", "p50", "p90", "p99", "p999", "max")))
+#: the responses of a capacity search (``[capacity]``): q, Wu's p_max, and the closing check's
+#: measured mean response time over a peak at p_max
+CAPACITY_RESPONSES = ("capacity_ops_per_s", "p_max_ops_per_s", "peak_latency_mean_ms")
 
 Level = str | int | float | bool
 
@@ -143,6 +146,51 @@ class Prometheus(_Strict):
         return text
 
 
+class Capacity(_Strict):
+    """Each design point's capacity instead of one run (``study.capacity_search``): runs at target
+    rates, doubling from ``start`` then bisecting to ``tolerance``; with ``bound`` and
+    ``peak_length``, Wu's p_max, and with ``check`` a peak of that length at p_max, run."""
+
+    start: str = "1000/s"
+    tolerance: float = Field(default=0.05, gt=0, lt=1)
+    max_trials: int = Field(default=16, ge=2)
+    bound: str | None = None
+    peak_length: str | None = None
+    network: str = "0ms"
+    check: bool = False
+
+    @field_validator("start")
+    @classmethod
+    def _rate(cls, text: str) -> str:
+        from mimesisbench.units import parse_rate
+
+        try:
+            parse_rate(text, option="start")
+        except ConfigError as e:
+            raise ValueError(str(e).removeprefix("start: ")) from None
+        return text
+
+    @field_validator("bound", "peak_length", "network")
+    @classmethod
+    def _duration(cls, text: str | None, info: ValidationInfo) -> str | None:
+        from mimesisbench.units import parse_duration_s
+
+        if text is not None:
+            try:
+                parse_duration_s(text, option=str(info.field_name))
+            except ConfigError as e:
+                raise ValueError(str(e).removeprefix(f"{info.field_name}: ")) from None
+        return text
+
+    @model_validator(mode="after")
+    def _peak(self) -> Capacity:
+        if (self.bound is None) != (self.peak_length is None):
+            raise ValueError("bound, peak_length: give both (Wu's p_max needs the bound B and the peak's length T)")
+        if self.check and self.bound is None:
+            raise ValueError("check: the closing check runs a peak at p_max: give bound and peak_length")
+        return self
+
+
 class Experiment(_Strict):
     """A whole experiment file."""
 
@@ -159,6 +207,7 @@ class Experiment(_Strict):
     factors: list[Factor] = Field(min_length=1)
     design: Design = Field(default_factory=Design)
     prometheus: Prometheus | None = None
+    capacity: Capacity | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Experiment:
@@ -168,9 +217,14 @@ class Experiment(_Strict):
             raise ValueError("factors: an hdfs factor needs [managed_hdfs] (the settings of a cluster it starts)")
         if (self.profile is None) == (self.schedule is None):
             raise ValueError("profile, schedule: give exactly one (a profile is generated per design point)")
-        unknown = [r for r in self.responses if r not in RESPONSES]
+        known = RESPONSES if self.capacity is None else CAPACITY_RESPONSES
+        unknown = [r for r in self.responses if r not in known]
         if unknown:
-            raise ValueError(f"responses: {unknown[0]!r} is not one of {', '.join(RESPONSES)}")
+            what = "one of" if self.capacity is None else "one of a capacity search's"
+            raise ValueError(f"responses: {unknown[0]!r} is not {what} {', '.join(known)}")
+        if self.capacity is not None and ("rate" in self.run or any(f.option == "rate" for f in self.factors
+                                                                    if f.kind == "run")):
+            raise ValueError("capacity: the search sets the rate of every trial; no rate in [run] nor as a factor")
         for table, known in (("generate", GENERATE_OPTIONS), ("run", RUN_OPTIONS)):
             bad = [k for k in getattr(self, table) if k not in known]
             if bad:

@@ -7,6 +7,9 @@ responses of each appended to ``results.csv`` as soon as it ends. An experiment 
 - ``schedules/``: one schedule per distinct set of generate options;
 - ``runs/``: the run directories;
 - ``results.csv``: per finished run its order, levels, status, run directory and responses;
+- with ``[capacity]``, a capacity search per run instead (``runs/capacity-<order>/``: its trials'
+  run directories and ``capacity.json``; ``study.capacity_point``), every trial started from the
+  same state as a run would be;
 - with ``[prometheus]``, ``runs/<run>/prometheus.parquet``: the samples that server stored while
   the run went on (``monitoring.prometheus_export``).
 
@@ -22,6 +25,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +37,7 @@ from mimesisbench.errors import ConfigError
 from mimesisbench.results.load import load_run
 from mimesisbench.run.config import RunConfig
 from mimesisbench.schedule import load_schedule
+from mimesisbench.study.capacity_point import measure_capacity
 from mimesisbench.study.experiment_file import Experiment, Level, load_experiment
 from mimesisbench.study.resets import PosixReset, resets_by_copy
 from mimesisbench.units import parse_duration_ms, parse_duration_s, parse_rate
@@ -230,6 +235,25 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     done = {int(r["order"]) for r in rows}
     cluster = _Cluster(exp, file.parent, exp_dir, announce) if exp.managed_hdfs is not None else None
     tree = PosixReset(exp.backend or "", announce) if resets_by_copy(exp.backend) else None
+    replayed = [bool(rows)]  # whether a run replayed here before (a backend without reset reuses what it left)
+
+    def config_for(r: PlannedRun, schedule: Path, key: str, out: Path) -> RunConfig:
+        """A run of ``r``, its system reset to the state phase 1 left where the backend allows."""
+        if cluster is not None:  # from the schedule's checkpoint, with the run's settings
+            url, workdir = cluster.start_run(schedule, key, r.levels)
+            return run_config(exp, schedule, r.levels, out, reuse=False, backend=url, hdfs_workdir=workdir)
+        if tree is not None:  # from a copy of the tree phase 1 made
+            return run_config(exp, schedule, r.levels, out, reuse=False, backend=tree.start_run(schedule, key))
+        # on what the earlier runs left (the memory backend starts afresh each run)
+        return run_config(exp, schedule, r.levels, out, reuse=replayed[0])
+
+    def run_once(config: RunConfig) -> Path:
+        run_dir = run(config)
+        replayed[0] = True
+        if exp.prometheus is not None:
+            _archive_series(exp, run_dir, announce)
+        return run_dir
+
     try:
         for r in runs:
             if r.order in done:
@@ -237,19 +261,13 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
             schedule = schedule_for(exp, exp_dir, r.levels, file.parent)
             announce(f"run {r.order}/{len(runs)}: " + ", ".join(f"{n}={r.levels[n]}" for n in names))
             key = load_schedule(schedule).namespace_hash()[:12]  # the namespace phase 1 builds
-            if cluster is not None:  # from the schedule's checkpoint, with the run's settings
-                url, workdir = cluster.start_run(schedule, key, r.levels)
-                config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=False, backend=url,
-                                    hdfs_workdir=workdir)
-            elif tree is not None:  # from a copy of the tree phase 1 made
-                config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=False,
-                                    backend=tree.start_run(schedule, key))
-            else:  # on what the earlier runs left (the memory backend starts afresh each run)
-                config = run_config(exp, schedule, r.levels, exp_dir / "runs", reuse=bool(rows))
-            run_dir = run(config)
-            if exp.prometheus is not None:
-                _archive_series(exp, run_dir, announce)
-            rows.append(_result_row(exp, r, names, run_dir))
+            if exp.capacity is None:
+                rows.append(_result_row(exp, r, names, run_once(config_for(r, schedule, key, exp_dir / "runs"))))
+            else:  # a capacity search: every trial (and the check) from the same state
+                point_dir = exp_dir / "runs" / f"capacity-{r.order:04d}"
+                point = measure_capacity(exp.capacity, schedule, partial(config_for, r, schedule, key),
+                                         run_once, point_dir, announce)
+                rows.append(_row(exp, r, names, "complete", point_dir, point.responses()))
             atomic_write_text(exp_dir / RESULTS, pl.DataFrame(rows).write_csv())  # after every run: nothing lost
     finally:
         if cluster is not None:
@@ -282,8 +300,13 @@ def _result_row(exp: Experiment, r: PlannedRun, names: list[str], run_dir: Path)
     """A finished run's line of ``results.csv``: its place, levels, status, directory and responses."""
     data = load_run(run_dir)
     figures = data.overall.flat() if data.has_results else {}
+    return _row(exp, r, names, data.status, run_dir, {resp: figures.get(resp) for resp in exp.responses})
+
+
+def _row(exp: Experiment, r: PlannedRun, names: list[str], status: str, run_dir: Path,
+         figures: dict[str, Any]) -> dict[str, str]:
     return {"order": str(r.order), "point": str(r.point), "replication": str(r.replication),
-            **{n: str(r.levels[n]) for n in names}, "status": data.status, "run_dir": str(run_dir),
+            **{n: str(r.levels[n]) for n in names}, "status": status, "run_dir": str(run_dir),
             **{resp: "" if figures.get(resp) is None else repr(float(figures[resp] or 0.0)) for resp in exp.responses}}
 
 

@@ -14,7 +14,7 @@ from cli_run import run_cli
 from mimesisbench.errors import ConfigError
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from mimesisbench.study.experiment_file import load_experiment
+from mimesisbench.study.experiment_file import PaperFigure, load_experiment
 from mimesisbench.study.experiment_run import plan, run_experiment, status
 
 EXPERIMENT = """
@@ -42,6 +42,17 @@ name = "scale"
 kind = "generate"
 option = "scale_files"
 levels = [0.5, 1.0]
+"""
+
+
+PAPER = """
+[[paper]]
+source = "Fig. X"
+says = "the larger namespace is as fast"
+response = "throughput_ops_per_s"
+of = { scale = 1.0 }
+over = { scale = 0.5 }
+value = 1.0
 """
 
 
@@ -87,6 +98,20 @@ def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, caps
     assert analysis["effects"]["A"]["effect"] == pytest.approx(-300, rel=0.1)
     assert abs(analysis["effects"]["B"]["effect"]) < 30
 
+    # a paper's figure beside ours: half the rate, half the throughput (open loop)
+    from mimesisbench.study.paper_figures import KEPT_UP_LATENESS_MS, compare_all
+
+    kept = load_experiment(out / "experiment.toml")
+    exp = kept.model_copy(update={"paper": [PaperFigure(
+        source="Fig. X", says="half the rate", response="throughput_ops_per_s", of={"rate": "300/s"},
+        over={"rate": "600/s"}, value=0.5)]})
+    table = pl.read_csv(out / "results.csv", infer_schema=False)
+    [c] = compare_all(exp, table)
+    assert c.ours == pytest.approx(0.5, rel=0.1) and c.runs == (2, 2)
+    assert c.ci95 is not None and c.ci95[0] <= c.ours <= c.ci95[1]
+    late = [json.loads((Path(d) / "summary.json").read_text())["lateness_ms"]["p99"] for d in table["run_dir"]]
+    assert bool(c.notes) == all(x <= KEPT_UP_LATENESS_MS for x in late)
+
     report = tmp_path / "report"
     assert run_cli(["experiment", "report", str(out), "-o", str(report)], capsys)[0] == 0
     page = (report / "index.html").read_text()
@@ -95,6 +120,16 @@ def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, caps
     assert sorted(p.name for p in (report / "figures").iterdir()) == [
         "effects-1.png", "effects-1.svg", "effects-2.png", "effects-2.svg", "latency-load.png", "latency-load.svg"]
     assert "Latency against the load served" in page
+    # the paper's figures go to the page too
+    import shutil
+
+    shutil.copytree(out, tmp_path / "exp-paper")
+    with (tmp_path / "exp-paper" / "experiment.toml").open("a") as fh:
+        fh.write(PAPER.replace("scale = 1.0", "rate = \"300/s\"").replace("scale = 0.5", "rate = \"600/s\"")
+                 .replace("the larger namespace is as fast", "half the rate, half the throughput"))
+    assert run_cli(["experiment", "report", str(tmp_path / "exp-paper"), "-o", str(tmp_path / "report2")], capsys)[0] == 0
+    page = (tmp_path / "report2" / "index.html").read_text()
+    assert "Beside the paper" in page and "half the rate, half the throughput" in page and "Fig. X" in page
 
 
 def test_posix_runs_start_from_a_copy_of_phase_1s_tree(tmp_path: Path) -> None:
@@ -149,6 +184,12 @@ def test_plan_is_the_design_in_a_seeded_order(tmp_path: Path) -> None:
     (("levels = [0.5, 1.0]", "levels = [0.5, 1.0]\n[prometheus]\nurl = \"http://p:9090\"\nlinger = \"soon\""),
      "prometheus.linger: cannot read 'soon'"),
     (("levels = [0.5, 1.0]", "levels = [0.5, 1.0]\n[prometheus]\nurl = \"p:9090\""), "prometheus.url"),
+    (("levels = [0.5, 1.0]", "levels = [0.5, 1.0]\n" + PAPER.replace("scale = 1.0", "scale = 2.0")),
+     "paper.0.of.scale: 2.0 is not one of its levels"),
+    (("levels = [0.5, 1.0]", "levels = [0.5, 1.0]\n" + PAPER.replace("of = { scale", "of = { colour")),
+     "paper.0.of: 'colour' is not a factor"),
+    (("levels = [0.5, 1.0]", "levels = [0.5, 1.0]\n" + PAPER.replace("\"throughput_ops_per_s\"", "\"failed\"")),
+     "paper.0.response: 'failed' is not one of the experiment's responses"),
 ])
 def test_bad_experiment_files_name_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

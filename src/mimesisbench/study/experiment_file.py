@@ -191,6 +191,19 @@ class Capacity(_Strict):
         return self
 
 
+class PaperFigure(_Strict):
+    """A published figure to set ours beside: the ratio of the mean ``response`` of the runs at
+    the levels ``of`` to that of the runs at ``over`` (factor name -> level), which ``source``
+    gave as ``value`` (e.g. flat over hierarchical throughput, 0.52)."""
+
+    source: str = Field(min_length=1)
+    says: str = Field(min_length=1)
+    response: str
+    of: dict[str, Level] = Field(min_length=1)
+    over: dict[str, Level] = Field(min_length=1)
+    value: float = Field(gt=0)
+
+
 class Experiment(_Strict):
     """A whole experiment file."""
 
@@ -208,6 +221,7 @@ class Experiment(_Strict):
     design: Design = Field(default_factory=Design)
     prometheus: Prometheus | None = None
     capacity: Capacity | None = None
+    paper: list[PaperFigure] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> Experiment:
@@ -234,6 +248,16 @@ class Experiment(_Strict):
             raise ValueError("factors: two factors share a name")
         if self.schedule is not None and any(f.kind == "generate" for f in self.factors):
             raise ValueError("factors: a generate factor needs a profile, not a schedule")
+        for i, fig in enumerate(self.paper):
+            if fig.response not in self.responses:
+                raise ValueError(f"paper.{i}.response: {fig.response!r} is not one of the experiment's responses")
+            for side in ("of", "over"):
+                for name, level in getattr(fig, side).items():
+                    factor = next((f for f in self.factors if f.name == name), None)
+                    if factor is None:
+                        raise ValueError(f"paper.{i}.{side}: {name!r} is not a factor")
+                    if str(level) not in {str(v) for v in factor.levels}:
+                        raise ValueError(f"paper.{i}.{side}.{name}: {level!r} is not one of its levels")
         if self.design.kind == "sweep":
             if len(self.factors) != 1:
                 raise ValueError("design: a sweep has one factor")

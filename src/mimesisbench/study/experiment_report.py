@@ -25,6 +25,7 @@ from mimesisbench.results.load import load_run
 from mimesisbench.study.capacity_point import FILE as CAPACITY_FILE
 from mimesisbench.study.experiment_file import Experiment, load_experiment
 from mimesisbench.study.experiment_run import DESIGN, FILE, RESULTS
+from mimesisbench.study.paper_figures import Comparison, compare_all
 
 FIGURES_DIR = "figures"
 PAGE = "index.html"
@@ -56,6 +57,21 @@ def _sweep_table(a: SweepAnalysis) -> str:
     rows = [[m.level, str(m.n), _num(m.mean), f"[{_num(m.ci95[0])}, {_num(m.ci95[1])}]" if m.ci95 else "-"]
             for m in a.levels]
     return table([a.factor, "runs", "mean", "95 % interval"], [[esc(c) for c in row] for row in rows])
+
+
+def _paper_table(comparisons: list[Comparison]) -> str:
+    """The paper's ratios beside ours, with our interval and what the runs say of the difference."""
+    rows = []
+    for c in comparisons:
+        ours = "no runs yet" if c.ours is None else f"{c.ours:.3g}" + (
+            f" [{c.ci95[0]:.3g}, {c.ci95[1]:.3g}]" if c.ci95 else "")
+        verdict = "" if c.ci95 is None else ("within our interval" if c.ci95[0] <= c.paper <= c.ci95[1]
+                                              else "outside our interval")
+        rows.append([esc(c.source), esc(c.says), esc(c.response), f"{c.paper:.3g}", esc(ours),
+                     esc(f"{c.runs[0]} / {c.runs[1]}"), esc("; ".join([verdict, *c.notes]).strip("; "))])
+    return ("<p>Each row is a ratio of mean responses (the runs at the first levels over those at the second), "
+            "with a 95 % bootstrap interval.</p>"
+            + table(["source", "the paper says", "response", "paper", "ours [95 %]", "runs", "notes"], rows))
 
 
 def _run_point(group: str, run_dir: Path, offered: float | None = None, served: float | None = None,
@@ -170,6 +186,9 @@ def build_experiment_report(exp_dir: Path, out: Path) -> ExperimentReport:
                 page.add(figure(fig, FIGURES_DIR))
                 page.add(_sweep_table(analysis))
             written.extend(write_files(fig, out / FIGURES_DIR))
+    if exp.paper:
+        page.heading("Beside the paper", anchor="paper")
+        page.add(_paper_table(compare_all(exp, results)))
     with plotting():
         if exp.capacity is not None:
             page.heading("Capacity", anchor="capacity")

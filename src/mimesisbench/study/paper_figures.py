@@ -1,0 +1,99 @@
+"""Our figures beside a paper's: for each ``[[paper]]`` entry of an experiment, the ratio of the
+mean response of the runs at the entry's ``of`` levels to that of the runs at its ``over`` levels,
+with a 95 % bootstrap interval (scipy's, percentile method, a fixed seed: with three runs a side
+the interval is rough, and says so by its width), set beside the value the paper gives, and what
+the runs say about why they may differ (an open-loop run whose server kept up served the rate it
+was offered, not what the server can do)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from mimesisbench.errors import MimesisError
+from mimesisbench.results.load import load_run
+from mimesisbench.study.experiment_file import Experiment, Level, PaperFigure
+
+#: an open-loop run whose lateness p99 stays under this kept up with its schedule (ms)
+KEPT_UP_LATENESS_MS = 10.0
+BOOTSTRAP_SEED = 2014
+BOOTSTRAP_RESAMPLES = 4000
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paper figure beside ours (``ours`` None: no finished run at a side)."""
+
+    source: str
+    says: str
+    response: str
+    paper: float
+    ours: float | None
+    ci95: tuple[float, float] | None
+    runs: tuple[int, int]
+    notes: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "says": self.says, "response": self.response, "paper": self.paper,
+                "ours": self.ours, "ci95": list(self.ci95) if self.ci95 else None, "runs": list(self.runs),
+                "notes": list(self.notes)}
+
+
+def _select(results: pl.DataFrame, levels: dict[str, Level]) -> pl.DataFrame:
+    mask = pl.lit(True)
+    for name, level in levels.items():
+        mask = mask & (pl.col(name).cast(pl.String) == str(level))
+    return results.filter(mask)
+
+
+def ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
+    """The 95 % percentile bootstrap interval of mean(a) / mean(b) (None: a side has one run)."""
+    if a.size < 2 or b.size < 2:
+        return None
+    from scipy.stats import bootstrap
+
+    result = bootstrap((a, b), lambda x, y, axis=-1: np.mean(x, axis=axis) / np.mean(y, axis=axis),
+                       n_resamples=BOOTSTRAP_RESAMPLES, method="percentile", vectorized=True,
+                       rng=np.random.default_rng(BOOTSTRAP_SEED))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def _kept_up(rows: pl.DataFrame) -> bool:
+    """Whether every run of ``rows`` was paced (open loop) and kept up with its schedule."""
+    for folder in rows["run_dir"].to_list():
+        try:
+            run = load_run(Path(str(folder)))
+        except MimesisError:
+            return False
+        if not run.has_results:
+            return False
+        figures = run.overall.flat()
+        late = figures.get("lateness_p99_ms")
+        scale = run.summary.time_scale
+        if late is None or float(late) > KEPT_UP_LATENESS_MS or not scale:
+            return False
+    return True
+
+
+def compare(fig: PaperFigure, results: pl.DataFrame) -> Comparison:
+    """One ``[[paper]]`` entry against the experiment's finished runs."""
+    of, over = _select(results, fig.of), _select(results, fig.over)
+    a = of[fig.response].cast(pl.Float64, strict=False).drop_nulls().to_numpy()
+    b = over[fig.response].cast(pl.Float64, strict=False).drop_nulls().to_numpy()
+    ours = float(a.mean() / b.mean()) if a.size and b.size and b.mean() != 0 else None
+    notes: list[str] = []
+    if ours is not None and fig.response.startswith("throughput") and _kept_up(of) and _kept_up(over):
+        notes.append("every run was open loop and kept up with its schedule (lateness p99 under "
+                     f"{KEPT_UP_LATENESS_MS:g} ms): its throughput is the rate it was offered, not what the server "
+                     "can serve; a paper figure measured as fast as possible (c = 0) is a capacity")
+    return Comparison(source=fig.source, says=fig.says, response=fig.response, paper=fig.value, ours=ours,
+                      ci95=ratio_interval(a, b) if ours is not None else None, runs=(int(a.size), int(b.size)),
+                      notes=tuple(notes))
+
+
+def compare_all(exp: Experiment, results: pl.DataFrame) -> list[Comparison]:
+    return [compare(fig, results) for fig in exp.paper]

@@ -281,3 +281,42 @@ def test_bad_capacity_tables_name_the_key(tmp_path: Path, responses: str, table:
     text = EXPERIMENT.replace('["throughput_ops_per_s", "latency_p99_ms"]', f'["{responses}"]')
     with pytest.raises(ConfigError, match=message):
         load_experiment(_file(tmp_path, text + f"\n[capacity]\n{table}\n"))
+
+
+def test_a_folder_of_experiments_is_a_study_run_and_reported_in_one_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``experiment run FOLDER`` runs each file into its own directory (all validated first: a bad
+    file stops the study before any run), and ``experiment report`` on the study's directory
+    writes each experiment's page and an index with wall times and the paper's figures."""
+    folder = tmp_path / "study"
+    folder.mkdir()
+    small = EXPERIMENT.replace('duration = "6s"', 'duration = "2s"')
+    sweep = small.split("[[factors]]")[0] + """[[factors]]
+name = "rate"
+kind = "run"
+option = "rate"
+levels = ["600/s", "300/s"]
+
+[design]
+kind = "sweep"
+"""
+    (folder / "a-sweep.toml").write_text(sweep + PAPER.replace("scale = 1.0", 'rate = "300/s"')
+                                         .replace("scale = 0.5", 'rate = "600/s"').replace("value = 1.0", "value = 0.5"))
+    (folder / "b-bad.toml").write_text(small.replace("workers = 1", "workers = 1\ncolour = 2"))
+    code, _, err = run_cli(["experiment", "run", str(folder), "-o", str(tmp_path / "out")], capsys)
+    assert code == 2 and "b-bad.toml: run.colour" in err and not (tmp_path / "out").exists()
+
+    (folder / "b-bad.toml").rename(folder / "b-design.toml")
+    (folder / "b-design.toml").write_text(small)
+    code, out, err = run_cli(["experiment", "run", str(folder), "-o", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    assert "a-sweep: 2 runs" in out and "b-design: 4 runs" in out
+    for name, runs in (("a-sweep", 2), ("b-design", 4)):
+        s = status(tmp_path / "out" / name)
+        assert s["finished"] == s["planned"] == runs and s["wall_s"] > 0
+    code, _, err = run_cli(["experiment", "report", str(tmp_path / "out"), "-o", str(tmp_path / "report")], capsys)
+    assert code == 0, err
+    index = (tmp_path / "report" / "index.html").read_text()
+    assert 'href="a-sweep/index.html"' in index and 'href="b-design/index.html"' in index
+    assert "Beside the paper" in index and "0.5" in index and "6 of 6 finished" in index
+    assert (tmp_path / "report" / "a-sweep" / "index.html").exists()

@@ -78,17 +78,28 @@ def design_cmd(factors_text: str, generators: str | None, resolution: int | None
 def run_cmd(file: Path, out: Path) -> None:
     """Run the experiment FILE (TOML): its design's runs in their randomized order, each a run of
     the schedule (generated per design point when generate options are factors), the responses of
-    each appended to OUTPUT/results.csv as soon as it ends."""
+    each appended to OUTPUT/results.csv as soon as it ends.
+
+    FILE may be a folder of experiment files (a study, e.g. examples/icac14): each runs in turn
+    into OUTPUT/<file name without .toml>, all validated before the first run."""
     from mimesisbench.run.config import RunConfig
     from mimesisbench.run.coordinator import run_benchmark
     from mimesisbench.study.experiment_run import RESULTS, run_experiment
+    from mimesisbench.study.experiment_suite import run_suite
 
     def one(config: RunConfig) -> Path:
         report = run_benchmark(config, console=None, show_progress=False)
         click.echo(f"  {report.status} ({report.run_dir})", err=True)
         return report.run_dir
 
-    results = run_experiment(file, out, one, announce=lambda text: click.echo(text, err=True))
+    def say(text: str) -> None:
+        click.echo(text, err=True)
+
+    if file.is_dir():
+        for name, table in run_suite(file, out, one, announce=say).items():
+            click.echo(f"{name}: {table.height} runs in {out / name / RESULTS}")
+        return
+    results = run_experiment(file, out, one, announce=say)
     click.echo(f"{results.height} runs in {out / RESULTS}")
 
 
@@ -104,7 +115,8 @@ def status_cmd(directory: Path, as_json: bool) -> None:
         click.echo(json.dumps(s, indent=2))
         return
     by = ", ".join(f"{n} {k}" for k, n in s["statuses"].items())
-    click.echo(f"{s['name']}: {s['finished']} of {s['planned']} runs finished" + (f" ({by})" if by else ""))
+    click.echo(f"{s['name']}: {s['finished']} of {s['planned']} runs finished" + (f" ({by})" if by else "")
+               + f"; {s['wall_s'] / 60:.1f} min so far")
 
 
 @experiment_group.command("report")
@@ -114,10 +126,13 @@ def status_cmd(directory: Path, as_json: bool) -> None:
 def report_cmd(directory: Path, out: Path) -> None:
     """An HTML page of the experiment in DIRECTORY: its facts, per response the effects with their
     95 % intervals (or a sweep's means per level) and the share of variation each explains, the
-    warnings of the analysis, and every run."""
+    warnings of the analysis, latency against load, capacity searches, the paper's figures beside
+    ours, and every run. For a study's directory (experiment run FOLDER), each experiment's page
+    and an index over them."""
     from mimesisbench.study.experiment_report import build_experiment_report
+    from mimesisbench.study.experiment_suite import build_suite_report, is_suite
 
-    report = build_experiment_report(directory, out)
+    report = build_suite_report(directory, out) if is_suite(directory) else build_experiment_report(directory, out)
     click.echo(f"wrote {report.html_path} ({len(report.figure_files) // 2} figures)")
 
 

@@ -59,7 +59,7 @@ def _sweep_table(a: SweepAnalysis) -> str:
     return table([a.factor, "runs", "mean", "95 % interval"], [[esc(c) for c in row] for row in rows])
 
 
-def _paper_table(comparisons: list[Comparison]) -> str:
+def paper_table(comparisons: list[Comparison]) -> str:
     """The paper's ratios beside ours, with our interval and what the runs say of the difference."""
     rows = []
     for c in comparisons:
@@ -188,7 +188,7 @@ def build_experiment_report(exp_dir: Path, out: Path) -> ExperimentReport:
             written.extend(write_files(fig, out / FIGURES_DIR))
     if exp.paper:
         page.heading("Beside the paper", anchor="paper")
-        page.add(_paper_table(compare_all(exp, results)))
+        page.add(paper_table(compare_all(exp, results)))
     with plotting():
         if exp.capacity is not None:
             page.heading("Capacity", anchor="capacity")

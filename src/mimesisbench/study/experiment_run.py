@@ -7,6 +7,8 @@ responses of each appended to ``results.csv`` as soon as it ends. An experiment 
 - ``schedules/``: one schedule per distinct set of generate options;
 - ``runs/``: the run directories;
 - ``results.csv``: per finished run its order, levels, status, run directory and responses;
+- ``sessions.csv``: each ``experiment run`` that worked in it: its start and end (UTC), wall
+  seconds and runs finished (their sum is the experiment's wall time, namespace builds included);
 - with ``[capacity]``, a capacity search per run instead (``runs/capacity-<order>/``: its trials'
   run directories and ``capacity.json``; ``study.capacity_point``), every trial started from the
   same state as a run would be;
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -49,6 +52,7 @@ FILE = "experiment.toml"
 DESIGN = "design.csv"
 RESULTS = "results.csv"
 SERIES = "prometheus.parquet"
+SESSIONS = "sessions.csv"
 
 
 @dataclass(frozen=True)
@@ -236,6 +240,7 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     cluster = _Cluster(exp, file.parent, exp_dir, announce) if exp.managed_hdfs is not None else None
     tree = PosixReset(exp.backend or "", announce) if resets_by_copy(exp.backend) else None
     replayed = [bool(rows)]  # whether a run replayed here before (a backend without reset reuses what it left)
+    session = _Session(exp_dir, len(rows))
 
     def config_for(r: PlannedRun, schedule: Path, key: str, out: Path) -> RunConfig:
         """A run of ``r``, its system reset to the state phase 1 left where the backend allows."""
@@ -272,7 +277,34 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     finally:
         if cluster is not None:
             cluster.close()
+        session.close(len(rows))
     return pl.DataFrame(rows)
+
+
+class _Session:
+    """One ``experiment run`` in a directory, appended to ``sessions.csv`` when it ends (also when
+    interrupted: the runs it finished are in ``results.csv``)."""
+
+    def __init__(self, exp_dir: Path, finished: int) -> None:
+        from mimesisbench.run.clock import iso_utc
+
+        self.exp_dir, self.finished = exp_dir, finished
+        self.started, self.t0 = iso_utc(), time.monotonic()
+
+    def close(self, finished: int) -> None:
+        from mimesisbench.run.clock import iso_utc
+
+        path = self.exp_dir / SESSIONS
+        old = pl.read_csv(path, infer_schema=False).to_dicts() if path.exists() else []
+        old.append({"started_at": self.started, "ended_at": iso_utc(), "wall_s": f"{time.monotonic() - self.t0:.1f}",
+                    "runs_finished": str(finished - self.finished)})
+        atomic_write_text(path, pl.DataFrame(old).write_csv())
+
+
+def wall_time_s(exp_dir: Path) -> float:
+    """The experiment's wall time so far: the sum of its sessions' (0 before any)."""
+    path = exp_dir / SESSIONS
+    return float(pl.read_csv(path, infer_schema=False)["wall_s"].cast(pl.Float64).sum()) if path.exists() else 0.0
 
 
 def _archive_series(exp: Experiment, run_dir: Path, announce: Callable[[str], None]) -> None:
@@ -320,4 +352,4 @@ def status(exp_dir: Path) -> dict[str, Any]:
     results = _results(exp_dir)
     statuses = results["status"].value_counts().rows() if results is not None and results.height else []
     return {"name": exp.name, "planned": planned, "finished": 0 if results is None else results.height,
-            "statuses": {str(s): int(n) for s, n in statuses}}
+            "statuses": {str(s): int(n) for s, n in statuses}, "wall_s": wall_time_s(exp_dir)}

@@ -66,6 +66,10 @@ levels = [true, false]
     for run_dir in results["run_dir"]:
         manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
         assert manifest["phase1"]["skipped"] and "marker" in manifest["phase1"]["reason"]
+        # what the client and the NameNode spent: both measured (the cluster is managed)
+        cost = json.loads((Path(run_dir) / "summary.json").read_text())["cost"]
+        assert cost["client_cpu_s"] > 0 and cost["server"]["namenode"]["cpu_s"] > 0
+        assert cost["server"]["namenode"]["cpu_us_per_op"] > 0 and "datanode" in cost["server"]
     issued = results["issued"].cast(pl.Float64).to_list()
     failed = results["failed"].cast(pl.Float64).to_list()
     assert issued[0] == issued[1] > 0 and failed[0] == failed[1]

@@ -50,10 +50,25 @@ def key_facts(run: RunData) -> str:
         ("active time", f"{fmt_num(summary.active_time_ms / 1000.0)} s"),
         ("latency p50 / p99", f"{fmt_num(lat.p50, ms=True)} / {fmt_num(lat.p99, ms=True)} ms"),
         ("lateness p99 / max", f"{fmt_num(late.p99, ms=True)} / {fmt_num(late.max, ms=True)} ms"),
-        ("time scale", fmt_num(run.time_scale)),
+        ("time scale", fmt_num(run.time_scale) + (f" ({esc(summary.mode)})" if summary.mode else "")),
+        *_cost_facts(summary.cost),
         ("started", fmt_time(run.started_at)),
     ]
     return facts(items)
+
+
+def _cost_facts(cost: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """CPU per operation of the client and of the managed server, and which set the pace."""
+    if not cost:
+        return []
+    client = cost.get("client_cpu_us_per_op")
+    items = [("client CPU per operation", f"{fmt_num(client)} us" if client is not None else "-")]
+    for role, figures in sorted((cost.get("server") or {}).items()):
+        items.append((f"{esc(role)} CPU per operation", f"{fmt_num(figures.get('cpu_us_per_op'))} us"))
+    verdict = str(cost.get("bottleneck", "unknown"))
+    why = cost.get("why")
+    items.append(("bottleneck", esc(verdict + (f": {why}" if why else ""))))
+    return items
 
 
 def _row(name: str, s: GroupStats) -> list[str]:

@@ -193,6 +193,12 @@ class RunSummary(_Record):
         description="the data jobs run beside the replay: per job and op, calls, bytes, span, bandwidth "
         "(MiB/s) and call latency (ms) (datajobs.trace.data_summary); None without data jobs",
     )
+    mode: str | None = Field(default=None, description="paced (open loop) or as-fast-as-possible")
+    cost: dict[str, Any] | None = Field(
+        default=None,
+        description="CPU the client and the managed server spent over the replay, per operation, and which "
+        "of them set the pace (run.client_cost)",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import shutil
 import signal
 import threading
@@ -44,6 +45,7 @@ from mimesisbench.results import records, rundir
 from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.results.samples import merge_parts, write_samples
 from mimesisbench.results.summary import summarize, timeseries
+from mimesisbench.run.client_cost import cost_warning, run_cost
 from mimesisbench.run.clock import iso_utc
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.jobkinds import build_job
@@ -606,6 +608,17 @@ def _finish(
     )
     if summary["operations_failed"]:
         warnings.append(f"{summary['operations_failed']:,} operations failed (see outcomes in summary.json)")
+    paced = config.time_scale > 0
+    summary["mode"] = "paced" if paced else "as-fast-as-possible"
+    cpu: dict[str, Any] = manifest.get("cpu") or {}
+    summary["cost"] = run_cost(worker_ends[:n_replay], int(summary["operations_issued"]), paced=paced,
+                               lateness_p99_ms=(summary.get("lateness_ms") or {}).get("p99"),
+                               server=cpu.get("server") or None, host_busy=cpu.get("host_busy"),
+                               native_lanes=any(str(i).startswith("native") for i in manifest.get("lane_impl") or []),
+                               host_cores=os.cpu_count() or 1)
+    bottleneck = cost_warning(summary["cost"])
+    if bottleneck:
+        warnings.append(bottleneck)
     if not complete:
         warnings.append(message)
     attempt(run_dir / rundir.SUMMARY, lambda p: records.write_summary(run_dir, summary))

@@ -192,6 +192,58 @@ class ServerLimitsProbe(Probe):
         return {"server_limits": out}
 
 
+class CpuProbe(Probe):
+    """The CPU the host and the managed server's daemons used over the replay (from the barrier's
+    phase to the end): ``cpu`` in the manifest, ``{"host_busy": share, "server": {role: {cpu_s,
+    wall_s}}}``, which ``run.client_cost`` weighs against the client's own."""
+
+    name = "cpu"
+
+    def __init__(self, daemons: list[ProcessRecord]) -> None:
+        self.daemons = daemons
+        self._begin: tuple[float, Any, dict[str, float]] | None = None
+        self._end: tuple[float, Any, dict[str, float]] | None = None
+
+    def _reading(self) -> tuple[float, Any, dict[str, float]]:
+        import psutil
+
+        daemons = {}
+        for record in self.daemons:
+            proc = record.process()
+            if proc is not None:
+                try:
+                    times = proc.cpu_times()
+                except psutil.Error:
+                    continue
+                daemons[record.role] = float(times.user + times.system)
+        return time.monotonic(), psutil.cpu_times(), daemons
+
+    def phase(self, name: str) -> None:
+        if name == "replay":
+            self._begin = self._reading()
+
+    def stop(self) -> list[str]:
+        if self._begin is not None and self._end is None:
+            self._end = self._reading()
+        return []
+
+    def results(self, run_dir: Path, origin_wall_ns: int | None) -> dict[str, Any]:
+        if self._begin is None or self._end is None or self._end[0] <= self._begin[0]:
+            return {}
+        (t0, host0, d0), (t1, host1, d1) = self._begin, self._end
+        total = sum(host1) - sum(host0)
+        idle = (host1.idle + getattr(host1, "iowait", 0.0)) - (host0.idle + getattr(host0, "iowait", 0.0))
+        server = {role: {"cpu_s": d1[role] - d0[role], "wall_s": t1 - t0} for role in d0 if role in d1}
+        return {"cpu": {"host_busy": (total - idle) / total if total > 0 else None, "server": server}}
+
+
+def managed_daemons(backend_url: str, hdfs_workdir: str | None) -> list[ProcessRecord]:
+    """The daemons of the cluster ``mimesisbench hdfs up`` started in ``hdfs_workdir``, when
+    ``backend_url`` names that cluster (none otherwise)."""
+    state = managed_state(backend_url, Layout(Path(hdfs_workdir or DEFAULT_HDFS_WORKDIR).resolve()).state_file)
+    return [] if state is None else list(state.processes)
+
+
 def managed_limit_groups(backend_url: str, hdfs_workdir: str | None) -> list[tuple[ProcessRecord, LimitGroup]]:
     """The daemons of the cluster ``mimesisbench hdfs up`` started in ``hdfs_workdir`` with their
     cgroups, when ``backend_url`` names that cluster and it was started with limits."""
@@ -216,6 +268,7 @@ def probes_for_run(config: RunConfig, announce: Any = None) -> list[Probe]:
     if proxy is not None:
         probes.append(NetworkProxyProbe(proxy))
         url = urllib.parse.urlsplit(url)._replace(netloc=proxy.upstream).geturl()  # the server's own JMX
+    probes.append(CpuProbe(managed_daemons(url, config.hdfs_workdir)))
     limited = managed_limit_groups(url, config.hdfs_workdir)
     if limited:
         probes.append(ServerLimitsProbe(limited))

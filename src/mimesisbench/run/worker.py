@@ -224,11 +224,14 @@ class Worker:
         gc.disable()
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL_S)  # a lane waiting for the GIL waits less
+        cpu0 = time.process_time()  # the client's cost: this process, lanes (native threads too) included
         try:
             for t in threads:
                 t.start()
             self._wait(threads, origin, on_progress)
         finally:
+            # over the replay from the barrier (the lanes sleep until then)
+            cost = {"cpu_s": time.process_time() - cpu0, "replay_s": max(0, time.monotonic_ns() - origin) / 1e9}
             sys.setswitchinterval(switch)
             if gc_was_enabled:
                 gc.enable()
@@ -269,6 +272,7 @@ class Worker:
             part_path=None if part is None else str(part),
             samples=unwritten,
             origin_monotonic_ns=origin,
+            extra=cost,
             live=None if self.tap_ is None else self.tap_.delta(origin, time.monotonic_ns()),
         )
 

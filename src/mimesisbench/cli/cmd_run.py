@@ -73,6 +73,13 @@ def _report(console: Console, report: object) -> None:
     "operations are offered at that mean rate (the scale used is recorded in config.json).",
 )
 @click.option(
+    "--as-fast-as-possible",
+    "afap",
+    is_flag=True,
+    help="Replay in schedule order as fast as the lanes can, closed loop (as --time-scale 0): never stopped for "
+    "drift, latency is service time, the throughput reached is the figure (the paper's c = 0).",
+)
+@click.option(
     "--engine",
     default="local",
     show_default=True,
@@ -133,6 +140,7 @@ def run_command(
     phase1_threads: int | None,
     time_scale: float | None,
     rate_text: str | None,
+    afap: bool,
     engine: str,
     spread: bool,
     metrics_port: int | None,
@@ -152,6 +160,10 @@ def run_command(
 
     if rate_text is not None and time_scale is not None:
         raise ConfigError("give --rate or --time-scale, not both (--rate sets the time scale)")
+    if afap and (rate_text is not None or time_scale is not None):
+        raise ConfigError("--as-fast-as-possible sets the time scale to 0: give it without --rate or --time-scale")
+    if afap:
+        time_scale = 0.0
     config = RunConfig(
         schedule=str(schedule),
         backend=backend,

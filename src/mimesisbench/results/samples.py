@@ -43,7 +43,10 @@ def load_part(path: str | Path) -> dict[str, np.ndarray]:
 
 
 def merge_parts(parts: Sequence[tuple[int, str | Path]], events: pl.DataFrame, time_scale: float) -> pl.DataFrame:
-    """One table from ``(worker index, part file)`` pairs and the schedule's (sorted) events."""
+    """One table from ``(worker index, part file)`` pairs and the schedule's (sorted) events.
+
+    At time scale 0 (as fast as possible: a closed loop, no schedule to keep) an operation is due
+    when it is issued: its latency is its service time and its lateness 0."""
     frames = []
     by_code = [""] * (max(int(op) for op in OpCode) + 1)
     for op in OpCode:
@@ -55,6 +58,7 @@ def merge_parts(parts: Sequence[tuple[int, str | Path]], events: pl.DataFrame, t
         if part["row"].size == 0:
             continue
         ev = events[pl.Series(part["row"])]
+        start_us = pl.Series(part["start_ns"].astype(np.float64) / 1000.0)
         frames.append(
             pl.DataFrame(
                 {
@@ -62,8 +66,8 @@ def merge_parts(parts: Sequence[tuple[int, str | Path]], events: pl.DataFrame, t
                     "type": ev["type"].cast(pl.Int16),
                     "op": op_labels.gather(ev["op"].cast(pl.UInt32)).cast(OP_ENUM),
                     "seq": ev["seq"].cast(pl.Int64),
-                    "scheduled_us": ev["time_us"].cast(pl.Float64) * float(time_scale),
-                    "start_us": pl.Series(part["start_ns"].astype(np.float64) / 1000.0),
+                    "scheduled_us": start_us if time_scale == 0 else ev["time_us"].cast(pl.Float64) * float(time_scale),
+                    "start_us": start_us,
                     "end_us": pl.Series(part["end_ns"].astype(np.float64) / 1000.0),
                     "outcome": outcome_labels.gather(pl.Series(part["outcome"]).cast(pl.UInt32)).cast(OUTCOME_ENUM),
                 }

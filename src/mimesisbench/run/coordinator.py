@@ -22,7 +22,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, cast
@@ -360,10 +360,17 @@ def _run_benchmark(
     if config.rate is not None:
         last_us = int(schedule.events["time_us"].max() or 0) if schedule.n_events else 0  # type: ignore[arg-type]
         config = config.with_rate(schedule.n_events, last_us)
+    all_at_once = config.time_scale > 0 and schedule.n_events > 1 and bool(
+        schedule.events["time_us"].min() == schedule.events["time_us"].max())
+    if all_at_once:  # generated at c = 0: nothing to pace; paced, it would only drift
+        config = replace(config, time_scale=0.0)
     backend = open_backend(config.backend)
     backend.setup(reuse=config.reuse)
     with _run_lock(backend, config):
         warnings: list[str] = []
+        if all_at_once:
+            warnings.append("the schedule's operations are all due at once (generated at c = 0): replayed as fast "
+                            "as possible, closed loop (latency is service time)")
         commands = command_plan(backend.capabilities, schedule.events["op"])
         said = commands.announcement(backend.scheme)
         if said:

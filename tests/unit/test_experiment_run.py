@@ -320,3 +320,48 @@ kind = "sweep"
     assert 'href="a-sweep/index.html"' in index and 'href="b-design/index.html"' in index
     assert "Beside the paper" in index and "0.5" in index and "6 of 6 finished" in index
     assert (tmp_path / "report" / "a-sweep" / "index.html").exists()
+
+
+def test_ctrl_c_stops_the_experiment_and_a_rerun_resumes_it(tmp_path: Path) -> None:
+    """A real ``experiment run`` process interrupted (SIGINT) during its second run: it stops (exit
+    6, no traceback) with the first run kept and the second not recorded; run again, it runs the
+    second and third and not the first."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    text = EXPERIMENT.replace('duration = "6s"', 'duration = "4s"').split("[[factors]]")[0] + """[[factors]]
+name = "rate"
+kind = "run"
+option = "rate"
+levels = ["300/s", "301/s", "302/s"]
+
+[design]
+kind = "sweep"
+"""
+    file = _file(tmp_path, text)
+    out = tmp_path / "exp"
+    argv = [sys.executable, "-m", "mimesisbench", "experiment", "run", str(file), "-o", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (out / "results.csv").exists() and len(list((out / "runs").iterdir())) >= 2:
+            break  # the first run is recorded and the second one's directory exists: it is under way
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    # exit 6 with the run in progress (130 should the signal land between runs on a slow machine)
+    assert proc.returncode in (6, 130), err
+    assert "Traceback" not in err and (proc.returncode == 130 or "run the experiment again to resume" in err)
+    first = pl.read_csv(out / "results.csv", infer_schema=False)
+    assert first.height in (1, 2)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    results = pl.read_csv(out / "results.csv", infer_schema=False)
+    assert results.height == 3 and results["run_dir"][0] == first["run_dir"][0]
+    assert sorted(results["rate"].to_list()) == ["300/s", "301/s", "302/s"]
+    assert len(pl.read_csv(out / "sessions.csv")) == 2

@@ -1,9 +1,14 @@
 """The replay loop: one lane issues its events in order, each at its scheduled time.
 
-A worker runs several lanes (threads for blocking backends, asyncio tasks for async ones), so an
-operation is issued when due even while operations of *other* files are still outstanding: a slow
-server shows up as latency and lateness, not as a lower offered load. Events of one file share a
-lane (see ``partition.lane_of``), which keeps their order.
+A worker with a blocking backend runs several lanes (threads), so an operation is issued when due
+even while operations of *other* files are still outstanding: a slow server shows up as latency
+and lateness, not as a lower offered load. Events of one file share a lane (see
+``partition.lane_of``), which keeps their order.
+
+An asynchronous backend (HDFS) is driven by one dispatcher instead (``run_async_dispatch``): every
+event is issued at its due time whatever else is in flight on its file, unless it depends on an
+earlier one (``schedule.format.ORDERED_OPS``), up to a bound on operations in flight: the open
+loop for real, where a hot file gets as many operations in flight as the schedule offers.
 
 Per operation the lane records the actual start and end (``time.monotonic_ns``) into
 preallocated numpy arrays through memoryviews, and the outcome code (0 = ok) only when it is not
@@ -28,6 +33,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,6 +43,7 @@ import pyarrow as pa
 from mimesisbench.backends.base import AsyncOp, NativeLaneRunner, Outcome, SyncOp
 from mimesisbench.errors import BackendError
 from mimesisbench.jobs import StopSignal
+from mimesisbench.schedule.format import ORDERED_OPS, OpCode
 
 #: events converted to Python lists per step (bounded memory; the cost lands before a wait)
 CHUNK = 16384
@@ -364,56 +371,142 @@ def run_native_lane(
         raise BackendError(f"native {runner.name} lane ended with {status!r}")
 
 
-async def run_async_lane(
+def ordered_table() -> np.ndarray:
+    """A lookup of ``schedule.format.ORDERED_OPS`` by op code."""
+    table = np.zeros(max(int(op) for op in OpCode) + 1, dtype=bool)
+    table[[int(op) for op in ORDERED_OPS]] = True
+    return table
+
+
+async def run_async_dispatch(
     lane: Lane,
+    keys: np.ndarray,
     fns: Sequence[AsyncOp | None],
     origin_ns: int,
     stop: StopSignal,
     *,
     classify: Callable[[BaseException], Outcome],
     op_errors: tuple[type[BaseException], ...],
+    outstanding: int,
     max_drift_ns: int = NO_LIMIT,
-    chunk: int = CHUNK,
+    paced: bool = True,
 ) -> None:
-    """The asyncio twin of ``run_sync_lane`` (sleeps with ``asyncio.sleep``, awaits the op)."""
+    """The open loop for real: issue each event of ``lane`` (all of a worker's, in schedule order)
+    at its due time, whether or not earlier operations on the same object (``keys``) have ended,
+    unless it depends on one: an operation of ``ORDERED_OPS`` (create, delete, rename...) waits for
+    every earlier operation on its object, and any later operation on the object waits for it.
+    At most ``outstanding`` operations are in flight (waiting for a dependency included); a
+    dispatch held back by that bound is late, and more than ``max_drift_ns`` late stops the run
+    (drift). ``paced=False``: back to back in schedule order (closed loop at ``outstanding``).
+
+    Records in place; ``lane.count`` is the prefix of events that ended (an event that ends
+    before an earlier one is counted when that one ends). Stopped, operations not yet issued are
+    not (the prefix ends at the first of them).
+
+    Written by hand: the per-object dependency rule is this tool's semantics; asyncio supplies the
+    tasks, the semaphore and the waits.
+    """
     clock = time.monotonic_ns
     n = len(lane)
-    k = 0
-    while k < n and not stop.is_set():
-        hi = min(n, k + chunk)
-        ops = lane.chunk_ops(k, hi)
-        dues = lane.chunk_dues(k, hi)
-        args = lane.chunk_args(k, hi)
-        i = k
+    if n == 0:
+        return
+    ordered = ordered_table()
+    ops = lane.ops
+    ended = bytearray(n)
+    prefix = 0
+    slots = asyncio.Semaphore(max(1, outstanding))
+    barrier: dict[int, asyncio.Task[None]] = {}  # per object: its last ordered operation
+    readers: dict[int, set[asyncio.Task[None]]] = {}  # per object: operations since then
+    tasks: set[asyncio.Task[None]] = set()
+    failures: list[BaseException] = []
+
+    def ended_at(i: int) -> None:
+        nonlocal prefix
+        ended[i] = 1
+        while prefix < n and ended[prefix]:
+            prefix += 1
+        lane.count = prefix
+
+    async def issue(i: int, op: int, arg: Any, deps: list[asyncio.Task[None]]) -> None:
         t0 = clock()
         try:
-            for op, due, arg in zip(ops, dues, args):
-                due += origin_ns
-                t0 = clock()
-                if t0 < due:
-                    lane.count = i
-                    while t0 < due:
-                        if stop.is_set():
-                            return
-                        await asyncio.sleep(min(due - t0, MAX_SLEEP_NS) / 1e9)
-                        t0 = clock()
-                elif t0 - due > max_drift_ns:
-                    lane.count = i
-                    stop.set("drift", f"{(t0 - due) / 1e9:.3f} s behind schedule")
-                    return
-                try:
-                    await fns[op](arg)  # type: ignore[misc]
-                except op_errors as exc:
-                    lane.outcome[i] = classify(exc)
-                lane.start_ns[i] = t0
-                lane.end_ns[i] = clock()
-                i += 1
+            if deps:
+                await asyncio.wait(deps)
+            if stop.is_set():
+                return
+            t0 = clock()
+            try:
+                await fns[op](arg)  # type: ignore[misc]
+            except op_errors as exc:
+                lane.outcome[i] = classify(exc)
+            lane.start_ns[i] = t0
+            lane.end_ns[i] = clock()
+            ended_at(i)
         except asyncio.CancelledError:
-            lane.count = i
             raise
-        except BaseException as exc:
-            _record_failure(lane, i, t0, clock())
+        except BaseException as exc:  # noqa: BLE001 - a failing backend: recorded, the run stopped
+            lane.start_ns[i] = t0
+            lane.end_ns[i] = clock()
+            lane.outcome[i] = int(Outcome.OTHER)
+            ended_at(i)
             stop.set("failed", f"backend failed: {type(exc).__name__}: {exc}")
-            raise
-        lane.count = hi
-        k = hi
+            failures.append(exc)
+        finally:
+            slots.release()
+
+    def forget(key: int, task: asyncio.Task[None]) -> None:
+        tasks.discard(task)
+        pending = readers.get(key)
+        if pending is not None:
+            pending.discard(task)
+        if barrier.get(key) is task:
+            del barrier[key]
+        if pending is not None and not pending and key not in barrier:
+            del readers[key]
+
+    k = 0
+    while k < n and not stop.is_set():
+        hi = min(n, k + CHUNK)
+        chunk_ops = lane.chunk_ops(k, hi)
+        dues = lane.chunk_dues(k, hi)
+        args = lane.chunk_args(k, hi)
+        for j, (op, due, arg) in enumerate(zip(chunk_ops, dues, args)):
+            i = k + j
+            if paced:
+                due += origin_ns
+                now = clock()
+                while now < due:
+                    if stop.is_set():
+                        break
+                    await asyncio.sleep(min(due - now, MAX_SLEEP_NS) / 1e9)
+                    now = clock()
+            await slots.acquire()
+            if stop.is_set():
+                slots.release()
+                break
+            if paced and clock() - due > max_drift_ns:
+                slots.release()
+                stop.set("drift", f"{(clock() - due) / 1e9:.3f} s behind schedule")
+                break
+            key = int(keys[i])
+            last = barrier.get(key)
+            deps = [] if last is None or last.done() else [last]
+            if ordered[ops[i]]:
+                deps.extend(t for t in readers.get(key, ()) if not t.done())
+            task = asyncio.ensure_future(issue(i, op, arg, deps))
+            tasks.add(task)
+            if ordered[ops[i]]:
+                barrier[key] = task
+                readers[key] = set()
+            else:
+                readers.setdefault(key, set()).add(task)
+            task.add_done_callback(partial(forget, key))
+        else:
+            k = hi
+            continue
+        break
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
+    lane.count = prefix
+    if failures:
+        raise failures[0]

@@ -79,6 +79,8 @@ class Worker:
         self.tap_: LiveTap | None = None
         self.runner_: NativeLaneRunner | None = None
         self.origin_: int | None = None  # the barrier on this host's monotonic clock, once running
+        self.keys_: np.ndarray | None = None  # async backends: each event's object (file or directory key)
+        self.outstanding_ = 1  # async backends: operations in flight at most
 
     # ------------------------------------------------------------------ prepare
 
@@ -106,7 +108,13 @@ class Worker:
         due = np.round(frame["time_us"].cast(pl.Float64).to_numpy() * (1000.0 * scale)).astype(np.int64)
         ops = frame["op"].cast(pl.UInt8).to_numpy()
         self.rows_ = frame["idx"].cast(pl.Int64).to_numpy()
-        lane_ids = lane_of(frame["key"], n_lanes).to_numpy()
+        if backend.is_async:  # one dispatcher over every event, n_lanes operations in flight (run_async_dispatch)
+            self.outstanding_ = n_lanes
+            self.keys_ = frame["key"].cast(pl.Int64).to_numpy()
+            lane_ids = np.zeros(frame.height, dtype=np.int32)
+            n_lanes = 1
+        else:
+            lane_ids = lane_of(frame["key"], n_lanes).to_numpy()
         has_rename = frame["path2"].is_not_null().to_numpy()
         self.lanes_ = []
         for lane_id in range(n_lanes):
@@ -167,15 +175,16 @@ class Worker:
         if backend.is_async:
             afns = _table(backend.async_ops())
 
+            keys = self.keys_ if self.keys_ is not None else np.zeros(0, dtype=np.int64)
+
             async def main() -> None:
-                tasks = [
-                    lanes_mod.run_async_lane(
-                        lane, afns, origin, stop, classify=classify, op_errors=op_errors, max_drift_ns=max_drift
+                try:
+                    await lanes_mod.run_async_dispatch(
+                        self.lanes_[0], keys, afns, origin, stop, classify=classify, op_errors=op_errors,
+                        outstanding=self.outstanding_, max_drift_ns=max_drift, paced=self.spec.time_scale > 0,
                     )
-                    for lane in self.lanes_
-                ]
-                results = await asyncio.gather(*tasks, return_exceptions=True)
-                errors.extend(r for r in results if isinstance(r, BaseException))
+                except BaseException as exc:  # noqa: BLE001 - reported through the result
+                    errors.append(exc)
 
             threads.append(threading.Thread(target=asyncio.run, args=(main(),), name="lanes-async", daemon=True))
         elif self.runner_ is not None:

@@ -200,6 +200,15 @@ def _table() -> dict[OpCode, Command]:
 #: every operation's label, audit ``cmd`` and target (a read-only view)
 COMMANDS: Mapping[OpCode, Command] = MappingProxyType(_table())
 
+#: operations that make, remove, rename or open for writing their object: an open-loop replay
+#: issues one only after every earlier operation on its object ended, and later operations on the
+#: object only after it ended (``run.lanes.run_async_dispatch``); every other operation (reads,
+#: and the setters that set what the object already has) depends on nothing but the last of these
+ORDERED_OPS: frozenset[OpCode] = frozenset({
+    OpCode.CREATE, OpCode.DELETE, OpCode.MKDIRS, OpCode.RENAME_FILE, OpCode.RENAME_DIR, OpCode.CREATE_OVERWRITE,
+    OpCode.MKDIRS_EXISTING, OpCode.DELETE_DIR, OpCode.APPEND, OpCode.TRUNCATE, OpCode.CONCAT, OpCode.MKDIRS_PARENTS,
+})
+
 #: the audit-log ``cmd`` each operation produces on a NameNode (used by ``export-audit``)
 AUDIT_CMD: Mapping[OpCode, str] = MappingProxyType(
     {op: c.audit_cmd for op, c in COMMANDS.items() if c.audit_cmd is not None}

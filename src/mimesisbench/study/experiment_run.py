@@ -36,7 +36,7 @@ import polars as pl
 
 from mimesisbench.analysis.designs import design_by_resolution, fractional_factorial, full_factorial, random_run_order
 from mimesisbench.atomic import atomic_write_text
-from mimesisbench.errors import ConfigError
+from mimesisbench.errors import ConfigError, RunIncomplete
 from mimesisbench.results.load import load_run
 from mimesisbench.run.config import RunConfig
 from mimesisbench.schedule import load_schedule
@@ -255,6 +255,9 @@ def run_experiment(file: Path, exp_dir: Path, run: Callable[[RunConfig], Path],
     def run_once(config: RunConfig) -> Path:
         run_dir = run(config)
         replayed[0] = True
+        if load_run(run_dir).status == "interrupted":  # Ctrl-C or SIGTERM: stop here, resumable
+            raise RunIncomplete(f"interrupted during the run in {run_dir}; run the experiment again to resume "
+                                "(the finished runs are kept, this one runs again)")
         if exp.prometheus is not None:
             _archive_series(exp, run_dir, announce)
         return run_dir

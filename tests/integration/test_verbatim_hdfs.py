@@ -7,8 +7,11 @@ renamed and deleted recursively, permissions set, directories listed and summed.
 (the window after the inputs were made) become a schedule (``schedule-from-trace``), which is
 ``run`` against the same NameNode under ``BASE/replay``. The NameNode's log of the replay (from
 the run's start barrier), with the replay's base taken off every path, must hold the same
-commands on the same paths as the first, in the same order on each path, and every operation's
-outcome must be the one the schedule predicts from the trace's history.
+commands on the same paths as the first, in the same order on each path up to the order of the
+reads between two of the path's ordering commands (create, delete, rename...: the open loop issues
+those reads at their due times, whatever else is in flight on the path, so the NameNode may log
+two of them the other way round), and every operation's outcome must be the one the schedule
+predicts from the trace's history.
 
 Counts and orders only: nothing here depends on how fast the loaded machine runs.
 """
@@ -109,10 +112,21 @@ def replayed(local_hdfs, tmp_path_factory) -> dict[str, Any]:
     return {"first": first, "second": second, "schedule": read_schedule(schedule), "run_dir": run_dir}
 
 
-def _per_path(events: pl.DataFrame) -> dict[str, list[tuple[str, str | None]]]:
-    out: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
+#: audit commands that order what happens on their path (schedule.format.ORDERED_OPS)
+ORDERING = frozenset({"create", "delete", "rename", "mkdirs", "append", "truncate", "concat"})
+
+
+def _per_path(events: pl.DataFrame) -> dict[str, list[Any]]:
+    """Per path its commands in order, the reads between two ordering commands as a sorted list."""
+    out: dict[str, list[Any]] = defaultdict(list)
     for op, path, dst in events.select("op", "path", "dst").iter_rows():
-        out[path].append((op, dst))
+        seq = out[path]
+        if op in ORDERING:
+            seq.append((op, dst))
+        elif seq and isinstance(seq[-1], list):
+            seq[-1] = sorted([*seq[-1], (op, str(dst))])
+        else:
+            seq.append([(op, str(dst))])
     return dict(out)
 
 

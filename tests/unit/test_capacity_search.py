@@ -83,8 +83,11 @@ def test_client_sweep_of_a_token_bucket_server(tmp_path: Path, capsys: pytest.Ca
     about 1,000 ops/s, and the mean latency grows with the clients."""
     out = tmp_path / "sweep.json"
     result = json.loads(_ok(["client-sweep", "fileStatus", "-b", "rate:1000+null", "-n", "200", "--clients", "1,2,4,8",
-                             "--repeat", "1", "--seed", "2", "-o", str(out), "--json"], capsys))
+                             "--repeat", "1", "--seed", "2", "-o", str(out), "--report", str(tmp_path / "page"),
+                             "--json"], capsys))
     assert result == json.loads(out.read_text())
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert "USL: sigma" in page and "Wu: a (ms)" in page and (tmp_path / "page" / "figures" / "client-sweep.svg").exists()
     assert sorted(p["clients"] for p in result["points"]) == [1, 2, 4, 8]
     assert all(700 <= p["ops_per_s"] <= 1_100 for p in result["points"])
     latency = {p["clients"]: p["mean_latency_ms"] for p in result["points"]}

@@ -112,9 +112,11 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
 @click.option("--repeat", type=int, default=2, show_default=True, help="Runs of each client count.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the run order and the bootstrap.")
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None, help="Write the sweep as JSON here too.")
+@click.option("--report", "report_dir", type=click.Path(path_type=Path), default=None,
+              help="Write an HTML page of the sweep and its fitted models here (index.html, figures/).")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 def client_sweep_command(op: str, backend: str, files: int, clients_text: str, repeat: int, seed: int,
-                         output: Path | None, as_json: bool) -> None:
+                         output: Path | None, report_dir: Path | None, as_json: bool) -> None:
     """Time OP (as micro) at each client count, --repeat times in a random order, and fit the
     capacity models: Wu et al.'s response time R = a x ln x in the clients x (with R^2, as their
     Table 6) and the Universal Scalability Law of the throughput (contention sigma, coherency
@@ -140,6 +142,13 @@ def client_sweep_command(op: str, backend: str, files: int, clients_text: str, r
     payload = {"op": op, "backend": backend, "files": files, **sweep.to_json()}
     if output is not None:
         atomic_write_text(output, json.dumps(payload, indent=2) + "\n")
+    if report_dir is not None:
+        from mimesisbench.study.sweep_report import build_sweep_report
+
+        page = build_sweep_report(sweep, {"operation": op, "backend": backend, "operations per point": f"{files:,}",
+                                          "repeats": str(repeat), "seed": str(seed)}, report_dir)
+        if not as_json:
+            click.echo(f"wrote {page}", err=True)
     if as_json:
         click.echo(json.dumps(payload, indent=2))
         return

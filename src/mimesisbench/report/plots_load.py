@@ -84,3 +84,27 @@ def capacity_figure(points: Sequence[LoadPoint], capacity: float | None, p_max: 
     caption = (f"{title}: every trial of the search (green: sustained, red: not), its served rate and latency "
                "against the rate offered")
     return render(fig, name, title, caption)
+
+
+def client_sweep_figure(clients: Sequence[float], ops_per_s: Sequence[float], latency_ms: Sequence[float],
+                        usl: tuple[float, float, float] | None, wu_a: float | None, name: str, title: str) -> Rendered:
+    """A client sweep and its models: throughput against clients with the USL's curve
+    (``usl``: lambda, sigma, kappa), mean latency against clients with Wu's a x ln x."""
+    fig, (left, right) = new_figure(1, 2, width=9.0)
+    x = np.asarray(clients, dtype=float)
+    grid = np.linspace(max(1.0, float(x.min())), float(x.max()), 200)
+    left.scatter(x, ops_per_s, color=PALETTE[0], zorder=3, label="measured")
+    if usl is not None:
+        lam, sigma, kappa = usl
+        left.plot(grid, lam * grid / (1 + sigma * (grid - 1) + kappa * grid * (grid - 1)), color=PALETTE[1],
+                  label=f"USL: sigma {sigma:.3g}, kappa {kappa:.3g}")
+    left.set_xlabel("clients")
+    left.set_ylabel("throughput (ops/s)")
+    left.legend(fontsize=7)
+    right.scatter(x, latency_ms, color=PALETTE[0], zorder=3, label="measured")
+    if wu_a is not None:
+        right.plot(grid, wu_a * grid * np.log(grid), color=PALETTE[1], label=f"Wu: {wu_a:.3g} x ln x")
+    right.set_xlabel("clients")
+    right.set_ylabel("mean latency (ms)")
+    right.legend(fontsize=7)
+    return render(fig, name, title, f"{title}: every point of the sweep and the models fitted to them")

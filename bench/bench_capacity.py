@@ -22,13 +22,14 @@ from pathlib import Path
 from mimesisbench.cli.main import main as cli_main
 
 
-def steady_log(path: Path, operations: int, gap_ms: int) -> Path:
+def steady_log(path: Path, operations: int, gap_ms: int, op: str = "getfileinfo") -> Path:
+    """An audit log of ``op`` on 200 files, one every ``gap_ms``: a steady load."""
     lines = []
     for i in range(operations):
         ms = i * gap_ms
         stamp = f"2026-01-01 {ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
         lines.append(f"{stamp} INFO FSNamesystem.audit: allowed=true\tugi=u (auth:SIMPLE)\tip=/10.0.0.1"
-                     f"\tcmd=getfileinfo\tsrc=/data/f{i % 200}\tdst=null\tperm=null\tproto=rpc")
+                     f"\tcmd={op}\tsrc=/data/f{i % 200}\tdst=null\tperm=null\tproto=rpc")
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -20,38 +20,19 @@ NameNode's closed-loop throughput the open-loop client can offer and still stay 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import shutil
 import tempfile
 from pathlib import Path
 
-from mimesisbench.cli.main import main as cli_main
+from bench_capacity import cli, steady_log  # the steady schedule and the in-process CLI of the null-server bench
+
 from mimesisbench.hdfs.cluster import LocalHdfs
 from mimesisbench.hdfs.config import LocalHdfsConfig
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
 
 MICRO_OP = {"getfileinfo": "fileStatus", "open": "open"}
-
-
-def steady_log(path: Path, operations: int, gap_ms: int, op: str) -> Path:
-    lines = []
-    for i in range(operations):
-        ms = i * gap_ms
-        stamp = f"2026-01-01 {ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
-        lines.append(f"{stamp} INFO FSNamesystem.audit: allowed=true\tugi=u (auth:SIMPLE)\tip=/10.0.0.1"
-                     f"\tcmd={op}\tsrc=/data/f{i % 200}\tdst=null\tperm=null\tproto=rpc")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def cli(argv: list[str]) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
-        cli_main(argv)
-    return out.getvalue()
 
 
 def main() -> None:

@@ -125,6 +125,19 @@ class ManagedHdfs(_Strict):
     settings: dict[str, str] = Field(default_factory=dict)
 
 
+def _readable(text: str, info: ValidationInfo, kind: str) -> str:
+    """``text`` when ``units`` reads it as a ``kind`` (duration or rate); else the reason, for
+    pydantic to name the key."""
+    from mimesisbench.units import parse_duration_s, parse_rate
+
+    name = str(info.field_name)
+    try:
+        (parse_rate if kind == "rate" else parse_duration_s)(text, option=name)
+    except ConfigError as e:
+        raise ValueError(str(e).removeprefix(f"{name}: ")) from None
+    return text
+
+
 class Prometheus(_Strict):
     """A Prometheus server whose samples during each run are archived with it (``prometheus.parquet``
     in the run directory), and the port each run serves its own series on for that server to scrape."""
@@ -136,14 +149,8 @@ class Prometheus(_Strict):
 
     @field_validator("linger")
     @classmethod
-    def _duration(cls, text: str) -> str:
-        from mimesisbench.units import parse_duration_s
-
-        try:
-            parse_duration_s(text, option="linger")
-        except ConfigError as e:
-            raise ValueError(str(e).removeprefix("linger: ")) from None
-        return text
+    def _duration(cls, text: str, info: ValidationInfo) -> str:
+        return _readable(text, info, "duration")
 
 
 class Capacity(_Strict):
@@ -161,26 +168,13 @@ class Capacity(_Strict):
 
     @field_validator("start")
     @classmethod
-    def _rate(cls, text: str) -> str:
-        from mimesisbench.units import parse_rate
-
-        try:
-            parse_rate(text, option="start")
-        except ConfigError as e:
-            raise ValueError(str(e).removeprefix("start: ")) from None
-        return text
+    def _rate(cls, text: str, info: ValidationInfo) -> str:
+        return _readable(text, info, "rate")
 
     @field_validator("bound", "peak_length", "network")
     @classmethod
     def _duration(cls, text: str | None, info: ValidationInfo) -> str | None:
-        from mimesisbench.units import parse_duration_s
-
-        if text is not None:
-            try:
-                parse_duration_s(text, option=str(info.field_name))
-            except ConfigError as e:
-                raise ValueError(str(e).removeprefix(f"{info.field_name}: ")) from None
-        return text
+        return None if text is None else _readable(text, info, "duration")
 
     @model_validator(mode="after")
     def _peak(self) -> Capacity:

@@ -111,6 +111,13 @@ def test_experiment_runs_its_design_resumes_and_is_analysed(tmp_path: Path, caps
     assert c.ci95 is not None and c.ci95[0] <= c.ours <= c.ci95[1]
     late = [json.loads((Path(d) / "summary.json").read_text())["lateness_ms"]["p99"] for d in table["run_dir"]]
     assert bool(c.notes) == all(x <= KEPT_UP_LATENESS_MS for x in late)
+    # a run whose client set the pace is said so beside the figure
+    summary_path = Path(table.filter(pl.col("rate") == "300/s")["run_dir"][0]) / "summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["cost"]["bottleneck"] = "client"
+    summary_path.write_text(json.dumps(summary))
+    [c] = compare_all(exp, table)
+    assert any(n.startswith("in 1 of 4 runs the client, not the server, set the pace") for n in c.notes)
 
     report = tmp_path / "report"
     assert run_cli(["experiment", "report", str(out), "-o", str(report)], capsys)[0] == 0
@@ -323,16 +330,17 @@ kind = "sweep"
 
 
 def test_ctrl_c_stops_the_experiment_and_a_rerun_resumes_it(tmp_path: Path) -> None:
-    """A real ``experiment run`` process interrupted (SIGINT) during its second run: it stops (exit
-    6, no traceback) with the first run kept and the second not recorded; run again, it runs the
-    second and third and not the first."""
+    """A real ``experiment run`` process on a posix base interrupted (SIGINT) during its second
+    run: it stops (exit 6, no traceback) with the first run kept and the second not recorded; run
+    again, it runs the second and third (each from phase 1's tree) and not the first."""
     import os
     import signal
     import subprocess
     import sys
     import time
 
-    text = EXPERIMENT.replace('duration = "6s"', 'duration = "4s"').split("[[factors]]")[0] + """[[factors]]
+    text = EXPERIMENT.replace('duration = "6s"', 'duration = "4s"').replace(
+        'backend = "memory"', f'backend = "posix:{tmp_path / "base"}"').split("[[factors]]")[0] + """[[factors]]
 name = "rate"
 kind = "run"
 option = "rate"
@@ -365,3 +373,6 @@ kind = "sweep"
     assert results.height == 3 and results["run_dir"][0] == first["run_dir"][0]
     assert sorted(results["rate"].to_list()) == ["300/s", "301/s", "302/s"]
     assert len(pl.read_csv(out / "sessions.csv")) == 2
+    for run_dir in results["run_dir"]:  # every run from the tree phase 1 made, the rerun ones too
+        manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+        assert manifest["phase1"]["skipped"] and "marker" in manifest["phase1"]["reason"]

@@ -62,21 +62,31 @@ def ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def _kept_up(rows: pl.DataFrame) -> bool:
-    """Whether every run of ``rows`` was paced (open loop) and kept up with its schedule."""
+def _runs(rows: pl.DataFrame) -> list[Any]:
+    """The finished runs of ``rows`` with results (unreadable ones left out)."""
+    out = []
     for folder in rows["run_dir"].to_list():
         try:
             run = load_run(Path(str(folder)))
         except MimesisError:
+            continue
+        if run.has_results:
+            out.append(run)
+    return out
+
+
+def _kept_up(runs: list[Any]) -> bool:
+    """Whether every run was paced (open loop) and kept up with its schedule."""
+    for run in runs:
+        late = run.overall.flat().get("lateness_p99_ms")
+        if late is None or float(late) > KEPT_UP_LATENESS_MS or not run.summary.time_scale:
             return False
-        if not run.has_results:
-            return False
-        figures = run.overall.flat()
-        late = figures.get("lateness_p99_ms")
-        scale = run.summary.time_scale
-        if late is None or float(late) > KEPT_UP_LATENESS_MS or not scale:
-            return False
-    return True
+    return bool(runs)
+
+
+def _client_bound(runs: list[Any]) -> int:
+    """How many of the runs had the client, not the server, set their pace (``run.client_cost``)."""
+    return sum(1 for run in runs if (run.summary.cost or {}).get("bottleneck") == "client")
 
 
 def compare(fig: PaperFigure, results: pl.DataFrame) -> Comparison:
@@ -86,10 +96,15 @@ def compare(fig: PaperFigure, results: pl.DataFrame) -> Comparison:
     b = over[fig.response].cast(pl.Float64, strict=False).drop_nulls().to_numpy()
     ours = float(a.mean() / b.mean()) if a.size and b.size and b.mean() != 0 else None
     notes: list[str] = []
-    if ours is not None and fig.response.startswith("throughput") and _kept_up(of) and _kept_up(over):
+    runs_of, runs_over = _runs(of), _runs(over)
+    if ours is not None and fig.response.startswith("throughput") and _kept_up(runs_of) and _kept_up(runs_over):
         notes.append("every run was open loop and kept up with its schedule (lateness p99 under "
                      f"{KEPT_UP_LATENESS_MS:g} ms): its throughput is the rate it was offered, not what the server "
                      "can serve; a paper figure measured as fast as possible (c = 0) is a capacity")
+    bound = _client_bound(runs_of) + _client_bound(runs_over)
+    if bound:
+        notes.append(f"in {bound} of {len(runs_of) + len(runs_over)} runs the client, not the server, set the pace "
+                     "(each run's summary: cost.bottleneck): those figures measure this client on this machine")
     return Comparison(source=fig.source, says=fig.says, response=fig.response, paper=fig.value, ours=ours,
                       ci95=ratio_interval(a, b) if ours is not None else None, runs=(int(a.size), int(b.size)),
                       notes=tuple(notes))

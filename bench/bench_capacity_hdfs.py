@@ -63,17 +63,23 @@ def main() -> None:
         found = json.loads(cli(["capacity", str(schedule), "-b", f"{cluster.url}/bench", "--start", f"{best / 8:.0f}/s",
                                 "--tolerance", str(a.tolerance), "--workers", str(a.workers), "--concurrency",
                                 str(a.concurrency), "--bound", a.bound, "--peak-length", a.peak_length, "--check",
+                                "--hdfs-workdir", str(cluster.workdir),
                                 "--output", str(work / "capacity"), "--json"]))
         q = found["capacity_ops_s"]
         trials = ", ".join(f"{t['rate']:,.0f}{'' if t['sustained'] else 'x'}" for t in found["trials"])
-        print(f"capacity ({a.workers} workers x {a.concurrency} lanes, open loop): q = {q:,.0f} ops/s; trials {trials} "
+        print(f"capacity ({a.workers} workers x {a.concurrency} in flight, open loop): q = {q:,.0f} ops/s; trials {trials} "
               "(x: not sustained)")
+        for t in found["trials"]:
+            late, lat = t.get("lateness") or {}, t.get("latency") or {}
+            print(f"  {t['rate']:>10,.0f} offered, {t['served']:>10,.0f} served; lateness slope {late.get('slope_per_s', 0):.3g}"
+                  f" ms/s, latency slope {lat.get('slope_per_s', 0):.3g} ms/s; {t['note'] or 'sustained'}")
         print(f"q / micro's closed-loop maximum ({best:,.0f} ops/s at {max(micro, key=micro.__getitem__)} clients): "
               f"{q / best:.2f}")
         check = found.get("peak_check")
         if check:
             mean = check["latency_mean_s"]
-            print(f"closing check: a {a.peak_length} peak at p_max = {found['p_max_ops_s']:,.0f} ops/s "
+            print(f"closing check: a {check['length_s']:.3g} s peak (asked {a.peak_length}) at p_max = "
+                  f"{found['p_max_ops_s']:,.0f} ops/s "
                   f"({check['offered_ops_s']:,.0f} offered): mean response time "
                   f"{'-' if mean is None else f'{mean * 1000:.1f} ms'} against B = {a.bound}")
     finally:

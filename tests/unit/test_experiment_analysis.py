@@ -133,6 +133,19 @@ def test_significant_effect_aliased_with_interactions_names_the_fold_over() -> N
     assert any("effect A" in w and "every factor's signs reversed" in w for w in a3.warnings)
 
 
+def test_an_unreplicated_fraction_warns_of_a_large_effect_that_may_be_an_interaction() -> None:
+    """The 2^(6-3) of the thesis (D=AB, E=AC, F=BC), unreplicated, on a noisy response made of A, C
+    and their interaction AC: E (aliased with AC) explains a seventh of the variation, and Lenth's
+    test on 8 runs does not call it significant; the warning still says E may be AC."""
+    d = fractional_factorial(list("ABCDEF"), "D=AB E=AC F=BC")
+    m = d.matrix.astype(float)
+    y = 300 + 200 * m[:, 0] - 150 * m[:, 2] - 150 * m[:, 0] * m[:, 2] + np.array([120, -90, 60, 30, -50, 80, -110, -40])
+    a = analyze_two_level(d.matrix, y, {k: k for k in "ABCDEF"}, "y")
+    e = next(x for x in a.effects if x.name == "E")
+    assert not e.significant and e.variation_explained > 0.1 and "AC" in e.aliases
+    assert any(w.startswith("effect E explains") and "aliased with AC" in w for w in a.warnings)
+
+
 def test_a_missing_run_keeps_the_effects_of_an_exact_model() -> None:
     x, _ = _jain_22r()
     y = 40 + 20 * x[:, 0] - 3 * x[:, 1] + 2 * x[:, 0] * x[:, 1] + np.tile([0.5, -0.5, 0.0], 4)

@@ -154,7 +154,7 @@ def analyze_two_level(
                variation_explained=float(shares[i]), aliases=tuple(c.described()))
         for i, c in enumerate(classes)
     )
-    warnings.extend(_aliasing_warnings(effects, classes))
+    warnings.extend(_aliasing_warnings(effects, classes, unreplicated=method != "t"))
     same = bool(np.all(counts == counts[0]))
     return TwoLevelAnalysis(
         response=response, factors=dict(factors), coding=coding or {}, runs=int(points.shape[0]), observations=n,
@@ -197,14 +197,21 @@ def lenth_margin(effects: NDArray[np.float64]) -> tuple[float, float, float]:
     return float(stats.t.ppf(0.5 + LEVEL / 2, d)) * pse, pse, d
 
 
-def _aliasing_warnings(effects: tuple[Effect, ...], classes: tuple[AliasClass, ...]) -> list[str]:
-    """A significant effect whose alias class holds two words of at most two factors (a main
-    effect and a two-factor interaction, or two such interactions) cannot be told apart: say
-    which fold-over would separate them."""
+#: without replications (Lenth's weak test on few runs) an effect explaining this share of the
+#: variation gets the aliasing warning even when its interval holds 0
+LARGE_SHARE = 0.10
+
+
+def _aliasing_warnings(effects: tuple[Effect, ...], classes: tuple[AliasClass, ...], *,
+                       unreplicated: bool = False) -> list[str]:
+    """A significant effect (or, unreplicated, a large one) whose alias class holds two words of
+    at most two factors (a main effect and a two-factor interaction, or two such interactions)
+    cannot be told apart: say which fold-over would separate them."""
     out = []
     for e, c in zip(effects, classes):
         low = [w for w in c.words if len(w) <= 2]
-        if not e.significant or len(low) < 2 or not any(len(w) == 2 for w in low):
+        large = unreplicated and e.variation_explained >= LARGE_SHARE
+        if not (e.significant or large) or len(low) < 2 or not any(len(w) == 2 for w in low):
             continue
         if any(len(w) == 1 for w in low):
             fold = "fold the design over (every factor's signs reversed: twice the runs) to free main effects " \
@@ -214,7 +221,8 @@ def _aliasing_warnings(effects: tuple[Effect, ...], classes: tuple[AliasClass, .
             only = sorted(set(pair[0]) - set(pair[1]))
             fold = f"fold the design over on factor {only[0]} (its signs reversed: twice the runs) to separate " \
                    f"{' and '.join(pair[:2])}" if only else "add runs to separate them"
-        out.append(f"effect {e.name} is significant but aliased with {', '.join(w for w in c.words[1:] if len(w) <= 2)}: "
+        what = "is significant" if e.significant else f"explains {e.variation_explained:.0%} of the variation"
+        out.append(f"effect {e.name} {what} but is aliased with {', '.join(w for w in c.words[1:] if len(w) <= 2)}: "
                    f"which one acts cannot be told from these runs; {fold}")
     return out
 

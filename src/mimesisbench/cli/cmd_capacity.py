@@ -31,12 +31,15 @@ from mimesisbench.units import parse_rate
 @click.option("--network", "network_text", default="0ms", show_default=True,
               help="The network's round-trip latency C (e.g. 0.2ms), for p_max.")
 @click.option("--peak-length", "peak_text", default=None, help="The length T of a peak (e.g. 30s), for p_max.")
+@click.option("--hdfs-workdir", type=click.Path(file_okay=False), default=None,
+              help="As for run: the workdir of the cluster `mimesisbench hdfs up` started (its JMX, its daemons' CPU).")
 @click.option("--check", is_flag=True,
               help="With --bound and --peak-length: run a peak of that length at p_max and measure its mean response time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the search as JSON.")
 def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: float, max_trials: int,
                      workers: int | None, concurrency: int | None, max_drift: str, out: str, bound_text: str | None,
-                     network_text: str, peak_text: str | None, check: bool, as_json: bool) -> None:
+                     network_text: str, peak_text: str | None, hdfs_workdir: str | None, check: bool,
+                     as_json: bool) -> None:
     """Find the capacity q of BACKEND for SCHEDULE: runs at target rates (doubling from --start,
     then bisecting) until the largest rate whose lateness and latency stay stationary is known
     within --tolerance. Each trial is a run directory under --output. With --bound and
@@ -65,7 +68,7 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
         where = "--" + "-".join(str(part) for part in first["loc"]).replace("_", "-") + ": " if first["loc"] else ""
         raise ConfigError(where + str(first["msg"]).removeprefix("Value error, ")) from None
     base = RunConfig(schedule=str(schedule), backend=backend, out=out, workers=workers, concurrency=concurrency,
-                     max_drift_s=max_drift_seconds(max_drift))
+                     max_drift_s=max_drift_seconds(max_drift), hdfs_workdir=hdfs_workdir)
     done: list[Path] = []
     reset = PosixReset(backend, lambda text: click.echo(text, err=True)) if resets_by_copy(backend) else None
     key = load_schedule(schedule).namespace_hash()[:12] if reset is not None else ""
@@ -98,8 +101,9 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
     if point.check is not None:
         c = point.check
         measured = "no result" if c.latency_mean_s is None else f"{c.latency_mean_s * 1000:,.1f} ms"
-        click.echo(f"check: a {peak_text} peak at {c.rate:,.0f} ops/s ({c.offered:,.0f} offered): mean response time "
-                   f"{measured} against the bound {bound_text} ({c.status}, {c.run_dir})")
+        short = f" (the schedule ends before {peak_text})" if c.length_s < c.requested_s else ""
+        click.echo(f"check: a {c.length_s:.3g} s peak{short} at {c.rate:,.0f} ops/s ({c.offered:,.0f} offered): mean "
+                   f"response time {measured} against the bound {bound_text} ({c.status}, {c.run_dir})")
     click.echo(f"written: {Path(out) / FILE}")
 
 

@@ -25,12 +25,14 @@ from mimesisbench.schedule.writer import write_schedule_dir
 
 @dataclass(frozen=True)
 class PeakCheck:
-    """A peak run at ``rate`` (p_max) for ``length_s``: the rate its events really offered, their
-    measured mean response time (from the scheduled time), the bound, and the run directory."""
+    """A peak run at ``rate`` (p_max) for ``length_s`` (shorter than asked, ``requested_s``, when
+    the schedule ends before): the rate its events really offered, their measured mean response
+    time (from the scheduled time), the bound, and the run directory."""
 
     rate: float
     offered: float
     length_s: float
+    requested_s: float
     bound_s: float
     latency_mean_s: float | None
     status: str
@@ -38,6 +40,7 @@ class PeakCheck:
 
     def to_json(self) -> dict[str, Any]:
         return {"rate_ops_s": self.rate, "offered_ops_s": self.offered, "length_s": self.length_s,
+                "requested_length_s": self.requested_s,
                 "bound_s": self.bound_s, "latency_mean_s": self.latency_mean_s,
                 "within_bound": None if self.latency_mean_s is None else self.latency_mean_s <= self.bound_s,
                 "status": self.status, "run_dir": self.run_dir}
@@ -50,9 +53,10 @@ def time_scale_at(schedule: Schedule, rate: float) -> float:
         schedule.n_events, last if isinstance(last, int) else 0).time_scale
 
 
-def write_peak_schedule(schedule: Schedule, time_scale: float, length_s: float, out: Path) -> tuple[Path, int]:
+def write_peak_schedule(schedule: Schedule, time_scale: float, length_s: float, out: Path) -> tuple[Path, int, float]:
     """A copy of ``schedule`` holding the events due in the first ``length_s`` once scaled by
-    ``time_scale`` (its namespace unchanged); returns it and its number of events."""
+    ``time_scale`` (its namespace unchanged); returns it, its number of events and the length it
+    really spans (the schedule's own, scaled, when that is shorter: one mean gap past its last)."""
     cut_us = length_s * 1e6 / time_scale
     events = schedule.events.filter(pl.col("time_us") < cut_us)
     if events.height < 2:
@@ -62,7 +66,9 @@ def write_peak_schedule(schedule: Schedule, time_scale: float, length_s: float, 
     manifest["notes"] = [*manifest.get("notes", []), f"the first {length_s:g} s at time scale {time_scale:.6g} "
                          f"of {schedule.path}"]
     write_schedule_dir(out, directories=schedule.directories, files=schedule.files, events=events, manifest=manifest)
-    return out, events.height
+    last_us = float(events["time_us"].max() or 0)  # type: ignore[arg-type]
+    spans_s = min(length_s, (last_us + last_us / max(1, events.height - 1)) * time_scale / 1e6)
+    return out, events.height, spans_s
 
 
 def peak_check(schedule_path: Path, base: RunConfig, rate: float, length_s: float, bound_s: float,
@@ -71,10 +77,10 @@ def peak_check(schedule_path: Path, base: RunConfig, rate: float, length_s: floa
     schedule and run directory go to ``out``."""
     schedule = load_schedule(schedule_path)
     scale = time_scale_at(schedule, rate)
-    peak, events = write_peak_schedule(schedule, scale, length_s, out / "schedule")
+    peak, events, span_s = write_peak_schedule(schedule, scale, length_s, out / "schedule")
     run_dir: Path = run(replace(base, schedule=str(peak), out=str(out), rate=None, time_scale=scale, max_drift_s=None))
     data = load_run(run_dir)
     mean_ms = data.overall.flat().get("latency_mean_ms") if data.has_results else None
-    return PeakCheck(rate=rate, offered=events / length_s, length_s=length_s, bound_s=bound_s,
+    return PeakCheck(rate=rate, offered=events / span_s, length_s=span_s, requested_s=length_s, bound_s=bound_s,
                      latency_mean_s=None if mean_ms is None else float(mean_ms) / 1000.0, status=data.status,
                      run_dir=str(run_dir))

@@ -327,6 +327,10 @@ kind = "sweep"
     assert 'href="a-sweep/index.html"' in index and 'href="b-design/index.html"' in index
     assert "Beside the paper" in index and "0.5" in index and "6 of 6 finished" in index
     assert (tmp_path / "report" / "a-sweep" / "index.html").exists()
+    # a sweep's levels come in the order the file lists them, whatever order they ran in
+    code, out, _ = run_cli(["experiment", "analyze", str(tmp_path / "out" / "a-sweep"), "--response",
+                            "throughput_ops_per_s", "--json"], capsys)
+    assert code == 0 and list(json.loads(out)["levels"]) == ["600/s", "300/s"]
 
 
 def test_ctrl_c_stops_the_experiment_and_a_rerun_resumes_it(tmp_path: Path) -> None:

@@ -253,9 +253,10 @@ class SweepAnalysis:
                 "dof": self.dof, "levels": {m.level: m.to_json() for m in self.levels}, "effects": {}, "aliases": {}}
 
 
-def analyze_sweep(levels: list[str], y: NDArray[np.floating], factor: str, response: str) -> SweepAnalysis:
-    """Per level (in the order first met) its runs, mean and 95% interval (t with n-1 degrees of
-    freedom; None for a level run once)."""
+def analyze_sweep(levels: list[str], y: NDArray[np.floating], factor: str, response: str,
+                  order_of: list[str] | None = None) -> SweepAnalysis:
+    """Per level (in ``order_of``'s order, as the experiment lists them, else the order first met)
+    its runs, mean and 95% interval (t with n-1 degrees of freedom; None for a level run once)."""
     from scipy import stats
 
     y = np.asarray(y, dtype=np.float64)
@@ -263,7 +264,8 @@ def analyze_sweep(levels: list[str], y: NDArray[np.floating], factor: str, respo
         raise ConfigError("the runs table's factor column and responses do not line up")
     if not np.all(np.isfinite(y)):
         raise ConfigError(f"response {response!r}: a run has no finite value")
-    order = list(dict.fromkeys(levels))
+    met = list(dict.fromkeys(levels))
+    order = [v for v in order_of or [] if v in met] + [v for v in met if v not in (order_of or [])]
     means = []
     dof = 0
     for level in order:

@@ -61,7 +61,7 @@ def _coded(values: list[str], order: list[str] | None = None) -> tuple[np.ndarra
 def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None = None,
                  levels: dict[str, list[str]] | None = None, *, sweep: bool = False) -> TwoLevelAnalysis | SweepAnalysis:
     """The analysis of ``table``'s ``response`` over ``factors`` (default: every other column but
-    ``DESIGN_COLUMNS``); ``levels``: a factor's (low, high) texts where known; ``sweep``: the
+    ``DESIGN_COLUMNS``); ``levels``: a factor's level texts in order where known (low, high); ``sweep``: the
     runs are a one-factor sweep, analysed per level even at two levels."""
     if response not in table.columns:
         raise ConfigError(f"--response {response!r}: not a column of the runs table (columns: {', '.join(table.columns)})")
@@ -81,7 +81,7 @@ def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None =
     columns = {f: rows[f].cast(pl.String).to_list() for f in names}
     distinct = {f: len(set(v)) for f, v in columns.items()}
     if sweep and len(names) == 1:
-        return analyze_sweep(columns[names[0]], y, names[0], response)
+        return analyze_sweep(columns[names[0]], y, names[0], response, (levels or {}).get(names[0]))
     if all(n == 2 for n in distinct.values()):
         if len(names) > MAX_FACTORS:
             raise ConfigError(f"a two-level analysis takes at most {MAX_FACTORS} factors, not {len(names)}")
@@ -92,7 +92,7 @@ def analyze_runs(table: pl.DataFrame, response: str, factors: list[str] | None =
             coded.append(column)
         return analyze_two_level(np.column_stack(coded), y, dict(zip(letters, names)), response, coding)
     if len(names) == 1 and distinct[names[0]] > 2:
-        return analyze_sweep(columns[names[0]], y, names[0], response)
+        return analyze_sweep(columns[names[0]], y, names[0], response, (levels or {}).get(names[0]))
     shown = ", ".join(f"{f} ({n} levels)" for f, n in distinct.items())
     raise ConfigError(f"neither a two-level design (every factor at two levels) nor a one-factor sweep: {shown}; "
                       "name the factors to analyse with --factors")

@@ -166,7 +166,7 @@ def analyze_cmd(runs: Path, response: str, factors_text: str | None, as_json: bo
             raise ConfigError(f"{runs}: not an experiment directory (no {FILE}); give it or a CSV of runs")
         exp = load_experiment(runs / FILE)
         factors = factors or [f.name for f in exp.factors]
-        levels = {f.name: [str(v) for v in f.levels] for f in exp.factors if len(f.levels) == 2}
+        levels = {f.name: [str(v) for v in f.levels] for f in exp.factors}
         sweep = exp.design.kind == "sweep"
         runs = runs / RESULTS
     table = read_runs_csv(runs)

@@ -153,7 +153,7 @@ def build_experiment_report(exp_dir: Path, out: Path) -> ExperimentReport:
     exp = load_experiment(exp_dir / FILE)
     results = read_runs_csv(exp_dir / RESULTS)
     names = [f.name for f in exp.factors]
-    levels = {f.name: [str(v) for v in f.levels] for f in exp.factors if len(f.levels) == 2}
+    levels = {f.name: [str(v) for v in f.levels] for f in exp.factors}
     page = Page(title=f"Experiment: {exp.name}",
                 subtitle=f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} by MimesisBench {__version__}")
     system = exp.backend or f"managed HDFS ({exp.managed_hdfs.workdir if exp.managed_hdfs else ''})"

@@ -34,7 +34,7 @@ from mimesisbench.run import worker as worker_mod
 from mimesisbench.run.config import MAX_CONCURRENCY, MAX_WORKERS, RunConfig
 from mimesisbench.run.coordinator import run_benchmark
 from mimesisbench.run.partition import plan_partition
-from mimesisbench.run.probes import JmxProbe, LiveProbe, Probe, probes_for_run
+from mimesisbench.run.probes import CpuProbe, JmxProbe, LiveProbe, Probe, probes_for_run
 from mimesisbench.run.runlock import RunLock
 from mimesisbench.run.worker import WorkerSpec, run_worker_inline
 
@@ -339,10 +339,13 @@ def test_the_coordinator_drives_every_probe_through_its_lifecycle(
 
 
 def test_probes_for_run_makes_live_and_jmx_probes_from_the_config() -> None:
-    assert probes_for_run(RunConfig(schedule="s", backend="null")) == []
+    """Every run measures CPU (no managed daemons here: the host's alone); live metrics and JMX
+    as the config asks."""
+    [cpu] = probes_for_run(RunConfig(schedule="s", backend="null"))
+    assert isinstance(cpu, CpuProbe) and cpu.daemons == []
     both = probes_for_run(RunConfig(schedule="s", backend="hdfs://nn:8020/b", metrics_port=0))
-    assert [type(p) for p in both] == [LiveProbe, JmxProbe]
-    assert probes_for_run(RunConfig(schedule="s", backend="hdfs://nn:8020/b", jmx="off")) == []
+    assert [type(p) for p in both] == [LiveProbe, CpuProbe, JmxProbe]
+    assert [type(p) for p in probes_for_run(RunConfig(schedule="s", backend="hdfs://nn:8020/b", jmx="off"))] == [CpuProbe]
 
 
 # ---------------------------------------------------------------------------- the managed cluster's JMX

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from mimesisbench.errors import MimesisError
-from mimesisbench.results.load import COL_END, COL_SCHEDULED, COL_START, collect, load_run
+from mimesisbench.results.load import COL_END, COL_SCHEDULED, COL_START, RunData, collect, load_run
 from mimesisbench.study.experiment_file import Experiment, Level, PaperFigure
 
 #: a run that served its operations within this share of their scheduled span served its offered rate
@@ -63,7 +63,7 @@ def ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float] | None:
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def _runs(rows: pl.DataFrame) -> list[Any]:
+def _runs(rows: pl.DataFrame) -> list[RunData]:
     """The finished runs of ``rows`` with results (unreadable ones left out)."""
     out = []
     for folder in rows["run_dir"].to_list():
@@ -76,7 +76,7 @@ def _runs(rows: pl.DataFrame) -> list[Any]:
     return out
 
 
-def _served_as_offered(runs: list[Any]) -> bool:
+def _served_as_offered(runs: list[RunData]) -> bool:
     """Whether every run was paced (open loop), complete, and served the rate its schedule offered
     (operations over the span of their scheduled times) within ``SERVED_SHARE``: its throughput is
     then the offered rate, whatever lateness its bursts had."""
@@ -94,7 +94,7 @@ def _served_as_offered(runs: list[Any]) -> bool:
     return bool(runs)
 
 
-def _client_bound(runs: list[Any]) -> int:
+def _client_bound(runs: list[RunData]) -> int:
     """How many of the runs had the client, not the server, set their pace (``run.client_cost``)."""
     return sum(1 for run in runs if (run.summary.cost or {}).get("bottleneck") == "client")
 

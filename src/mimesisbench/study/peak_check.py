@@ -10,6 +10,7 @@ operations beside B.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -54,11 +55,12 @@ def time_scale_at(schedule: Schedule, rate: float) -> float:
 
 
 def write_peak_schedule(schedule: Schedule, time_scale: float, length_s: float, out: Path) -> tuple[Path, int, float]:
-    """A copy of ``schedule`` holding the events due in the first ``length_s`` once scaled by
-    ``time_scale`` (its namespace unchanged); returns it, its number of events and the length it
-    really spans (the schedule's own, scaled, when that is shorter: one mean gap past its last)."""
-    cut_us = length_s * 1e6 / time_scale
-    events = schedule.events.filter(pl.col("time_us") < cut_us)
+    """A copy of ``schedule`` holding the events due in the first ``length_s`` (from its first
+    event) once scaled by ``time_scale`` (its namespace unchanged); returns it, its number of
+    events and the length it really spans (the schedule's own, scaled, when that is shorter: one
+    mean gap past its last)."""
+    first_us = float(schedule.events["time_us"].min() or 0)  # type: ignore[arg-type]
+    events = schedule.events.filter(pl.col("time_us") < first_us + length_s * 1e6 / time_scale)
     if events.height < 2:
         raise ConfigError(f"peak: the first {length_s:g} s of the schedule at this rate hold {events.height} operations; "
                           "a longer peak_length")
@@ -66,19 +68,19 @@ def write_peak_schedule(schedule: Schedule, time_scale: float, length_s: float, 
     manifest["notes"] = [*manifest.get("notes", []), f"the first {length_s:g} s at time scale {time_scale:.6g} "
                          f"of {schedule.path}"]
     write_schedule_dir(out, directories=schedule.directories, files=schedule.files, events=events, manifest=manifest)
-    last_us = float(events["time_us"].max() or 0)  # type: ignore[arg-type]
-    spans_s = min(length_s, (last_us + last_us / max(1, events.height - 1)) * time_scale / 1e6)
+    spread_us = float(events["time_us"].max() or 0) - first_us  # type: ignore[arg-type]
+    spans_s = min(length_s, (spread_us + spread_us / max(1, events.height - 1)) * time_scale / 1e6)
     return out, events.height, spans_s
 
 
 def peak_check(schedule_path: Path, base: RunConfig, rate: float, length_s: float, bound_s: float,
-               out: Path, run: Any) -> PeakCheck:
+               out: Path, run: Callable[[RunConfig], Path]) -> PeakCheck:
     """Run the peak (``run``: the benchmark, returning its run directory) and measure it; the peak's
     schedule and run directory go to ``out``."""
     schedule = load_schedule(schedule_path)
     scale = time_scale_at(schedule, rate)
     peak, events, span_s = write_peak_schedule(schedule, scale, length_s, out / "schedule")
-    run_dir: Path = run(replace(base, schedule=str(peak), out=str(out), rate=None, time_scale=scale, max_drift_s=None))
+    run_dir = run(replace(base, schedule=str(peak), out=str(out), rate=None, time_scale=scale, max_drift_s=None))
     data = load_run(run_dir)
     mean_ms = data.overall.flat().get("latency_mean_ms") if data.has_results else None
     return PeakCheck(rate=rate, offered=events / span_s, length_s=span_s, requested_s=length_s, bound_s=bound_s,

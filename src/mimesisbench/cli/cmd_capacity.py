@@ -11,7 +11,6 @@ import click
 from mimesisbench.cli.options import max_drift_seconds
 from mimesisbench.errors import ConfigError
 from mimesisbench.micro.config import OPERATIONS
-from mimesisbench.units import parse_rate
 
 
 @click.command("capacity")
@@ -56,17 +55,16 @@ def capacity_command(schedule: Path, backend: str, start_text: str, tolerance: f
     from mimesisbench.run.coordinator import run_benchmark
     from mimesisbench.schedule import load_schedule
     from mimesisbench.study.capacity_point import FILE, measure_capacity
-    from mimesisbench.study.experiment_file import Capacity
+    from mimesisbench.study.experiment_file import Capacity, first_error
     from mimesisbench.study.resets import PosixReset, resets_by_copy
 
-    parse_rate(start_text, option="--start")
     try:
         spec = Capacity(start=start_text, tolerance=tolerance, max_trials=max_trials, bound=bound_text,
                         peak_length=peak_text, network=network_text, check=check)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = "--" + "-".join(str(part) for part in first["loc"]).replace("_", "-") + ": " if first["loc"] else ""
-        raise ConfigError(where + str(first["msg"]).removeprefix("Value error, ")) from None
+        keys, message = first_error(e)  # a key of the table is an option here: peak_length is --peak-length
+        where = "--" + "-".join(keys).replace("_", "-") + ": " if keys else ""
+        raise ConfigError(where + message) from None
     base = RunConfig(schedule=str(schedule), backend=backend, out=out, workers=workers, concurrency=concurrency,
                      max_drift_s=max_drift_seconds(max_drift), hdfs_workdir=hdfs_workdir)
     done: list[Path] = []

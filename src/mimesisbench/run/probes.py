@@ -145,6 +145,20 @@ class NetworkProxyProbe(Probe):
         return {"network_proxy": self.state.manifest_entry()}
 
 
+def daemon_cpu_s(record: ProcessRecord) -> float | None:
+    """The CPU seconds (user + system) a managed daemon has used; None when it is gone."""
+    import psutil
+
+    proc = record.process()
+    if proc is None:
+        return None
+    try:
+        times = proc.cpu_times()
+    except psutil.Error:
+        return None
+    return float(times.user + times.system)
+
+
 class ServerLimitsProbe(Probe):
     """Records the managed cluster's cgroup limits (``hdfs up --cpu-quota``...) and what its
     daemons achieved during phase 2: CPU cores used (CPU time over wall time) and the share of
@@ -160,10 +174,9 @@ class ServerLimitsProbe(Probe):
     def _reading(self) -> dict[str, tuple[float, float, dict[str, int]]]:
         out = {}
         for record, group in self.daemons:
-            proc = record.process()
-            if proc is not None:
-                times = proc.cpu_times()
-                out[record.role] = (time.monotonic(), float(times.user + times.system), group.cpu_stat())
+            cpu_s = daemon_cpu_s(record)
+            if cpu_s is not None:
+                out[record.role] = (time.monotonic(), cpu_s, group.cpu_stat())
         return out
 
     def start(self, run_id: str, scheduled: int) -> dict[str, Any]:
@@ -207,15 +220,7 @@ class CpuProbe(Probe):
     def _reading(self) -> tuple[float, Any, dict[str, float]]:
         import psutil
 
-        daemons = {}
-        for record in self.daemons:
-            proc = record.process()
-            if proc is not None:
-                try:
-                    times = proc.cpu_times()
-                except psutil.Error:
-                    continue
-                daemons[record.role] = float(times.user + times.system)
+        daemons = {r.role: cpu_s for r in self.daemons if (cpu_s := daemon_cpu_s(r)) is not None}
         return time.monotonic(), psutil.cpu_times(), daemons
 
     def phase(self, name: str) -> None:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mimesisbench.analysis.capacity import p_max
 from mimesisbench.atomic import atomic_write_text
 from mimesisbench.run.config import RunConfig
-from mimesisbench.study.capacity_search import CapacityResult, judge_run, search_capacity
+from mimesisbench.study.capacity_search import CapacityResult, RateTrial, run_trial, search_capacity
 from mimesisbench.study.experiment_file import Capacity
 from mimesisbench.study.peak_check import PeakCheck, peak_check
 from mimesisbench.units import parse_duration_s, parse_rate
@@ -53,9 +53,8 @@ def measure_capacity(spec: Capacity, schedule: Path, trial_config: Callable[[Pat
     """Search the capacity of ``schedule`` (each trial ``run`` with ``trial_config(out)``, the
     system reset for it), then p_max and the check as ``spec`` asks; writes ``out/capacity.json``."""
 
-    def trial(rate: float) -> Any:
-        run_dir = run(replace(trial_config(out), rate=rate))
-        verdict = judge_run(rate, run_dir)
+    def trial(rate: float) -> RateTrial:
+        verdict = run_trial(trial_config(out), rate, run)
         announce(f"  {rate:>12,.0f} ops/s offered, {verdict.served:>12,.0f} served: "
                  + ("sustained" if verdict.sustained else f"not sustained: {verdict.note}"))
         return verdict

@@ -276,7 +276,12 @@ def load_experiment(path: Path) -> Experiment:
     try:
         return Experiment.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"experiment file {path}: {where + ': ' if where else ''}{message}") from None
+        keys, message = first_error(e)
+        raise ConfigError(f"experiment file {path}: {'.'.join(keys) + ': ' if keys else ''}{message}") from None
+
+
+def first_error(e: ValidationError) -> tuple[list[str], str]:
+    """The first problem pydantic found: the keys leading to it (empty: the whole table) and what
+    is wrong, without pydantic's "Value error, " prefix."""
+    first = e.errors()[0]
+    return [str(part) for part in first["loc"]], str(first["msg"]).removeprefix("Value error, ")

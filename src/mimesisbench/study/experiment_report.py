@@ -35,6 +35,7 @@ PAGE = "index.html"
 class ExperimentReport:
     html_path: Path
     figure_files: tuple[Path, ...]
+    comparisons: tuple[Comparison, ...] = ()  # the paper's figures beside ours, as the page shows them
 
 
 def _num(value: float) -> str:
@@ -186,9 +187,10 @@ def build_experiment_report(exp_dir: Path, out: Path) -> ExperimentReport:
                 page.add(figure(fig, FIGURES_DIR))
                 page.add(_sweep_table(analysis))
             written.extend(write_files(fig, out / FIGURES_DIR))
-    if exp.paper:
+    comparisons = tuple(compare_all(exp, results))
+    if comparisons:
         page.heading("Beside the paper", anchor="paper")
-        page.add(paper_table(compare_all(exp, results)))
+        page.add(paper_table(list(comparisons)))
     with plotting():
         if exp.capacity is not None:
             page.heading("Capacity", anchor="capacity")
@@ -206,4 +208,4 @@ def build_experiment_report(exp_dir: Path, out: Path) -> ExperimentReport:
     out.mkdir(parents=True, exist_ok=True)
     html_path = out / PAGE
     html_path.write_text(page.render(), encoding="utf-8")
-    return ExperimentReport(html_path=html_path, figure_files=tuple(written))
+    return ExperimentReport(html_path=html_path, figure_files=tuple(written), comparisons=comparisons)

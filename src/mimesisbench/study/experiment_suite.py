@@ -19,7 +19,7 @@ from mimesisbench.run.config import RunConfig
 from mimesisbench.study.experiment_file import load_experiment
 from mimesisbench.study.experiment_report import ExperimentReport, build_experiment_report, paper_table
 from mimesisbench.study.experiment_run import FILE, RESULTS, run_experiment, status
-from mimesisbench.study.paper_figures import Comparison, compare_all
+from mimesisbench.study.paper_figures import Comparison
 
 
 def suite_files(folder: Path) -> list[Path]:
@@ -68,9 +68,9 @@ def build_suite_report(directory: Path, out: Path) -> ExperimentReport:
         s = status(sub)
         comparisons: tuple[Comparison, ...] = ()
         if (sub / RESULTS).exists():
-            figures.extend(build_experiment_report(sub, out / sub.name).figure_files)
-            exp = load_experiment(sub / FILE)
-            comparisons = tuple(compare_all(exp, pl.read_csv(sub / RESULTS, infer_schema=False)))
+            report = build_experiment_report(sub, out / sub.name)
+            figures.extend(report.figure_files)
+            comparisons = report.comparisons
         members.append(_Member(sub.name, sub, s["planned"], s["finished"], s["wall_s"], comparisons))
     if not members:
         raise ConfigError(f"{directory}: no experiment directory in it")

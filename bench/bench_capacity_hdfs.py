@@ -23,6 +23,8 @@ import argparse
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench_capacity import cli, steady_log  # the steady schedule and the in-process CLI of the null-server bench
@@ -33,6 +35,19 @@ from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
 
 MICRO_OP = {"getfileinfo": "fileStatus", "open": "open"}
+
+
+@contextmanager
+def fresh_cluster(prefix: str, heap: str) -> Iterator[tuple[Path, LocalHdfs]]:
+    """A temporary folder with a managed HDFS started in it; both gone afterwards."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    cluster = LocalHdfs(LocalHdfsConfig(workdir=work / "hdfs", heap=heap, startup_timeout_s=300.0))
+    try:
+        cluster.up()
+        yield work, cluster
+    finally:
+        cluster.down()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:
@@ -47,10 +62,7 @@ def main() -> None:
     ap.add_argument("--peak-length", default="2s", help="T for p_max and the closing check.")
     ap.add_argument("--heap", default="1g")
     a = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="mb-caphdfs-"))
-    cluster = LocalHdfs(LocalHdfsConfig(workdir=work / "hdfs", heap=a.heap, startup_timeout_s=300.0))
-    cluster.up()
-    try:
+    with fresh_cluster("mb-caphdfs-", a.heap) as (work, cluster):
         micro = {}
         for clients in (int(c) for c in a.clients.split(",")):
             result = run_micro(MicroConfig(op=MICRO_OP[a.op], files=a.operations, backend=f"{cluster.url}/micro",
@@ -82,9 +94,6 @@ def main() -> None:
                   f"{found['p_max_ops_s']:,.0f} ops/s "
                   f"({check['offered_ops_s']:,.0f} offered): mean response time "
                   f"{'-' if mean is None else f'{mean * 1000:.1f} ms'} against B = {a.bound}")
-    finally:
-        cluster.down()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import polars as pl
 from bench_capacity import cli  # the in-process CLI of the capacity bench
+from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
 
-from mimesisbench.hdfs.cluster import LocalHdfs
-from mimesisbench.hdfs.config import LocalHdfsConfig
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
 
@@ -44,10 +41,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--heap", default="1g")
     a = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="mb-hot-"))
-    cluster = LocalHdfs(LocalHdfsConfig(workdir=work / "hdfs", heap=a.heap, startup_timeout_s=300.0))
-    cluster.up()
-    try:
+    with fresh_cluster("mb-hot-", a.heap) as (work, cluster):
         schedule = work / "schedule"
         cli(["schedule-from-trace", str(hot_trace(work / "trace.csv", a.files, a.opens)), "-o", str(schedule)])
         ratios = []
@@ -69,9 +63,6 @@ def main() -> None:
                   f"{cost['server'].get('namenode', {}).get('cpu_us_per_op', float('nan')):.0f} us/op, "
                   f"bottleneck {cost['bottleneck']}", flush=True)
         print(f"replay / micro: {min(ratios):.2f}-{max(ratios):.2f}x")
-    finally:
-        cluster.down()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

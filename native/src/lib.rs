@@ -1,5 +1,5 @@
 //! The native core of MimesisBench, an optional Python extension (`mimesisbench_native`):
-//! the audit-log parser, the POSIX replay lane and the sort of the schedule's event keys.
+//! the audit-log parser, the POSIX and HDFS replay lanes and the sort of the schedule's event keys.
 //!
 //! Each module owns one job and registers its functions here; the Python package works without
 //! this extension (pure-Python paths stay as the reference) and uses it when it is installed.
@@ -7,6 +7,8 @@
 use pyo3::prelude::*;
 
 mod audit;
+mod hdfs;
+mod lane;
 mod posix;
 mod sort;
 
@@ -14,7 +16,9 @@ mod sort;
 fn mimesisbench_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     audit::register(m)?;
+    lane::register(m)?;
     posix::register(m)?;
+    hdfs::register(m)?;
     sort::register(m)?;
     Ok(())
 }

@@ -20,11 +20,12 @@ use std::fs;
 use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+use crate::lane::{now_ns, LaneProgress, Paths, StopFlag};
 
 // Op codes (`mimesisbench.synth.format.OpCode`).
 const CREATE: u8 = 1;
@@ -50,94 +51,6 @@ const MAX_SLEEP_NS: i64 = 1_000_000;
 const CREATE_FLAGS: libc::c_int = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
 const OPEN_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
 
-/// A stop request shared by the lanes of one worker (set by Python's `StopSignal`, or by a lane
-/// that fell too far behind).
-#[pyclass(frozen, module = "mimesisbench_native")]
-pub struct StopFlag {
-    flag: AtomicBool,
-}
-
-#[pymethods]
-impl StopFlag {
-    #[new]
-    fn new() -> Self {
-        StopFlag { flag: AtomicBool::new(false) }
-    }
-
-    /// Ask every lane using this flag to stop (idempotent).
-    fn set(&self) {
-        self.flag.store(true, Ordering::Release);
-    }
-
-    fn is_set(&self) -> bool {
-        self.flag.load(Ordering::Acquire)
-    }
-}
-
-impl StopFlag {
-    #[inline]
-    fn stopped(&self) -> bool {
-        self.flag.load(Ordering::Relaxed)
-    }
-}
-
-/// How many operations of one lane are fully recorded (a prefix of the lane), readable while
-/// the lane runs.
-#[pyclass(frozen, module = "mimesisbench_native")]
-pub struct LaneProgress {
-    count: AtomicUsize,
-}
-
-#[pymethods]
-impl LaneProgress {
-    #[new]
-    fn new() -> Self {
-        LaneProgress { count: AtomicUsize::new(0) }
-    }
-
-    /// Operations issued and recorded so far.
-    #[getter]
-    fn count(&self) -> usize {
-        self.count.load(Ordering::Acquire)
-    }
-}
-
-impl LaneProgress {
-    #[inline]
-    fn publish(&self, n: usize) {
-        // Release: the samples below `n` were written before the count that exposes them
-        self.count.store(n, Ordering::Release);
-    }
-}
-
-/// Paths in the Arrow binary layout: `bytes[offsets[i]..offsets[i + 1]]` is path `i`.
-struct Paths<'a> {
-    offsets: &'a [i64],
-    bytes: &'a [u8],
-}
-
-impl<'a> Paths<'a> {
-    fn new(offsets: &'a [i64], bytes: &'a [u8], n: usize, what: &str) -> PyResult<Self> {
-        if offsets.len() != n + 1 {
-            return Err(PyValueError::new_err(format!("{what}: {} offsets for {n} paths", offsets.len())));
-        }
-        let mut prev = 0i64;
-        for &o in offsets {
-            if o < prev || o as u64 > bytes.len() as u64 {
-                return Err(PyValueError::new_err(format!("{what}: offsets out of order or out of range")));
-            }
-            prev = o;
-        }
-        Ok(Paths { offsets, bytes })
-    }
-
-    #[inline]
-    fn get(&self, i: usize) -> &'a [u8] {
-        // checked in `new`: monotonic offsets within `bytes`
-        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
-    }
-}
-
 /// A reusable NUL-terminated copy of a path (no allocation per operation once grown).
 struct PathBuf0 {
     buf: Vec<u8>,
@@ -156,16 +69,6 @@ impl PathBuf0 {
         self.buf.push(0);
         CStr::from_bytes_with_nul(&self.buf).ok()
     }
-}
-
-/// CLOCK_MONOTONIC in ns (Python's `time.monotonic_ns`).
-#[inline]
-#[allow(clippy::unnecessary_cast)] // time_t and c_long are 32-bit on some targets
-fn now_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
 }
 
 /// Sleep until the absolute CLOCK_MONOTONIC time `t_ns` (may return early on a signal).
@@ -503,8 +406,6 @@ fn run_posix_lane<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<StopFlag>()?;
-    m.add_class::<LaneProgress>()?;
     m.add_function(wrap_pyfunction!(run_posix_lane, m)?)?;
     Ok(())
 }

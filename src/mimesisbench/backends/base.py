@@ -30,7 +30,10 @@ whether a rename is atomic. ``backends.conformance`` checks a backend against wh
 A backend may also offer a *native lane* (``native_lane_runner``): one call that replays a whole
 lane outside the interpreter, with the GIL released, with the same semantics as the Python lane
 (``run.lanes.run_sync_lane`` over ``sync_ops``), which stays the reference. The posix backend
-offers one when the native extension is installed (``mimesisbench.native``).
+offers one when the native extension is installed (``mimesisbench.native``). An asynchronous
+backend's native lane is *keyed* (the hdfs backend's): it replays all of a worker's events with
+``run.lanes.run_async_dispatch``'s semantics (per-object dependencies, a bound on operations in
+flight), the Python dispatcher over ``async_ops`` being the reference.
 """
 
 from __future__ import annotations
@@ -214,6 +217,9 @@ class NativeLaneRunner:
     progress: Callable[[], Any]
     #: the op codes it performs; a worker with any other operation replays in Python lanes
     ops: frozenset[OpCode] = V1_COMMANDS
+    #: a dispatcher over all of a worker's events (``run.lanes.run_native_dispatch``): ``run``
+    #: also takes ``keys=`` (each event's object) and ``outstanding=`` (operations in flight)
+    keyed: bool = False
 
 
 class Backend(ABC):

@@ -92,6 +92,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import Any, ClassVar, NoReturn
 
+import numpy as np
 import polars as pl
 
 from mimesisbench.backends import safety
@@ -102,11 +103,13 @@ from mimesisbench.backends.base import (
     Capabilities,
     DataRoot,
     Inspection,
+    NativeLaneRunner,
     Outcome,
     SyncOp,
     classify_oserror,
 )
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
+from mimesisbench.native import native_module
 from mimesisbench.schedule.format import OpCode
 
 #: without this, a dead NameNode makes every call retry for about three minutes
@@ -413,6 +416,36 @@ class HdfsBackend(Backend):
             self.client.rename(tmp, target, True)
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
+
+    def native_lane_runner(self) -> NativeLaneRunner | None:
+        """The native extension's ``HdfsLane`` (a keyed runner: ``run.lanes.run_native_dispatch``),
+        when the extension is installed and turned on; call after ``connect`` (it takes the base's
+        owner and the replication files are made with). It performs every command of
+        ``HDFS_CAPABILITIES``; a mapped op code is turned into the one it runs as before the call."""
+        module = native_module()
+        if module is None or not hasattr(module, "HdfsLane") or self._owner is None:
+            return None
+        owner, group = self._owner
+        lane = module.HdfsLane(
+            self.parts.fs_url, dict(self.parts.config), strict_mkdirs=self._strict_mkdirs,
+            owner=owner, group=group, replication=self._replication,
+        )
+        as_run = np.arange(256, dtype=np.uint8)  # op code -> the op code it runs as
+        for op, target in HDFS_MAPPED.items():
+            as_run[int(op)] = int(target)
+
+        def run(ops: np.ndarray, *args: Any, **kwargs: Any) -> tuple[str, int, int, str]:
+            return lane.run(as_run[ops], *args, **kwargs)
+
+        return NativeLaneRunner(
+            name="hdfs",
+            version=str(getattr(module, "__version__", "unknown")),
+            run=run,
+            stop_flag=module.StopFlag,
+            progress=module.LaneProgress,
+            ops=frozenset(OpCode(op) for op in lane.ops) | frozenset(HDFS_MAPPED),
+            keyed=True,
+        )
 
     def verify_namespace(self, rel_dirs: list[str]) -> None:
         """Nothing to walk: paths are validated and joined below the base (HDFS has no symlinks

@@ -43,16 +43,17 @@ def _print_table(result: object) -> None:
 @click.argument("op", type=click.Choice(list(OPERATIONS), case_sensitive=True), metavar="OP")
 @click.option("--files", "-n", type=int, required=True, help="Operations to time (and files to prepare).")
 @click.option(
-    "--concurrency", "-t", type=int, default=8, show_default=True, help="Closed-loop clients (asyncio tasks/threads)."
+    "--concurrency", "-t", type=int, default=8, show_default=True, help="Closed-loop clients (operations in flight: native, asyncio tasks or threads)."
 )
 @click.option("--backend", "-b", required=True, help="posix:/dir, memory, null or hdfs://host:port/dir; wrappers in front: delay:2ms+..., rate:5000+..., fail:0.01+... (docs/run.md).")
 @click.option("--dirs", type=int, default=None, help="Directories holding the files (default: 1 per 1000 files).")
 @click.option(
     "--client",
-    type=click.Choice(["auto", "asyncio", "threads"]),
+    type=click.Choice(["auto", "native", "asyncio", "threads"]),
     default="auto",
     show_default=True,
-    help="Client kind: blocking threads, asyncio tasks (async backends), or auto (asyncio above 256 clients).",
+    help="Client kind: the native lane (hdfs, outside the interpreter), blocking threads, asyncio tasks (async "
+    "backends), or auto (native where there is one, else asyncio above 256 clients).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @click.option("--reuse", is_flag=True, help="Work in a non-empty base directory not created by mimesisbench.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from mimesisbench.errors import BackendError, MimesisError
 from mimesisbench.micro.cleanup import remove_tree
 from mimesisbench.micro.config import MicroConfig
 from mimesisbench.micro.plan import MicroPlan, make_plan
-from mimesisbench.micro.runner import Timings, run_batch
+from mimesisbench.micro.runner import Timings, native_runner, run_batch
 from mimesisbench.micro.stats import error_counts, summarize
 from mimesisbench.schedule.format import OpCode
 
@@ -52,6 +53,8 @@ class MicroResult:
             "errors_by_outcome": s["errors_by_outcome"],
             "client": s["client"],
             "client_requested": c.client,
+            "client_cpu_us_per_op": s["client_cpu_us_per_op"],
+            "server_cpu_us_per_op": s.get("server_cpu_us_per_op"),
             "prepare_s": self.prepare_s,
             "cleanup_s": self.cleanup_s,
             "workdir": self.root,
@@ -71,7 +74,8 @@ def _prepare_step(backend: Backend, code: OpCode, paths: list[Any], concurrency:
     if not paths:
         return
     sync, aio = _ops(backend, code)
-    timings = run_batch(backend, sync, aio, paths, concurrency)
+    runner = native_runner(backend)
+    timings = run_batch(backend, sync, aio, paths, concurrency, native=None if runner is None else (runner, code))
     errors = error_counts(timings.outcome)
     if errors:
         summary = ", ".join(f"{n} {label}" for label, n in errors.items())
@@ -95,8 +99,12 @@ def _timed_args(backend: Backend, plan: MicroPlan) -> list[Any]:
     return list(zip(first, second))
 
 
-def run_micro(config: MicroConfig) -> MicroResult:
-    """Run one micro-benchmark; raises ``MimesisError`` subclasses for user and backend problems."""
+def run_micro(config: MicroConfig, server_cpu: Callable[[], float | None] | None = None) -> MicroResult:
+    """Run one micro-benchmark; raises ``MimesisError`` subclasses for user and backend problems.
+
+    ``server_cpu``: reads the server's CPU seconds (a managed NameNode's process), read before and
+    after the timed batch: the summary then has the server's CPU per operation beside the client's.
+    """
     backend = open_backend(config.backend)
     backend.setup(reuse=config.reuse)
     backend.connect()
@@ -107,13 +115,19 @@ def run_micro(config: MicroConfig) -> MicroResult:
     native_root = backend.native_paths(pl.Series("path", [plan.root], dtype=pl.String)).to_list()[0]
     warnings: list[str] = []
     cleanup_s = 0.0
+    server0: float | None = None
+    server1: float | None = None
     try:
         t0 = time.perf_counter()
         _prepare(backend, plan, prep_conc)
         prepare_s = time.perf_counter() - t0
         sync, aio = _ops(backend, config.op_code)
         args = _timed_args(backend, plan)
-        timings = run_batch(backend, sync, aio, args, config.concurrency, config.client)
+        runner = native_runner(backend)
+        native = None if runner is None else (runner, config.op_code)
+        server0 = None if server_cpu is None else server_cpu()
+        timings = run_batch(backend, sync, aio, args, config.concurrency, config.client, native=native)
+        server1 = None if server_cpu is None else server_cpu()
     finally:
         if not config.keep:
             t1 = time.perf_counter()
@@ -129,6 +143,8 @@ def run_micro(config: MicroConfig) -> MicroResult:
         except Exception as exc:  # noqa: BLE001 - closing is best effort
             warnings.append(f"closing the backend failed: {exc}")
     summary = summarize(timings)
+    if server0 is not None and server1 is not None and summary["operations"]:
+        summary["server_cpu_us_per_op"] = (server1 - server0) / summary["operations"] * 1e6
     if summary["errors"]:
         labels = ", ".join(f"{n} {k}" for k, n in summary["errors_by_outcome"].items())
         warnings.append(f"{summary['errors']} of {summary['operations']} operations failed ({labels})")

@@ -37,8 +37,9 @@ class MicroConfig:
     ``files``: operations timed (and files prepared where the operation needs them); ``listDir``
     lists the ``dirs`` directories round robin ``files`` times. ``dirs``: directories the files
     are spread over (None: one per ``FILES_PER_DIR`` files). ``concurrency``: closed-loop clients
-    (``client``: ``threads``, ``asyncio`` for async backends, or ``auto``: asyncio above 256
-    clients on async backends, threads otherwise). ``prepare_concurrency``: clients for
+    (``client``: ``threads``, ``asyncio`` for async backends, ``native`` (hdfs with the native
+    extension), or ``auto``: native where there is one, else asyncio above 256 clients on async
+    backends, threads otherwise). ``prepare_concurrency``: clients for
     the untimed preparation (None: at least 16, or 64 on async backends).
     """
 
@@ -66,8 +67,8 @@ class MicroConfig:
             raise ConfigError(f"--dirs must be between 1 and --files ({self.files}) (got {self.dirs})")
         if self.prepare_concurrency is not None and not 1 <= self.prepare_concurrency <= MAX_CONCURRENCY:
             raise ConfigError(f"prepare concurrency must be between 1 and {MAX_CONCURRENCY}")
-        if self.client not in ("auto", "asyncio", "threads"):
-            raise ConfigError(f"--client must be auto, asyncio or threads (got {self.client!r})")
+        if self.client not in ("auto", "native", "asyncio", "threads"):
+            raise ConfigError(f"--client must be auto, native, asyncio or threads (got {self.client!r})")
         if not self.backend.strip():
             raise ConfigError("--backend is required (posix:/dir, memory, null or hdfs://host:port/dir)")
 

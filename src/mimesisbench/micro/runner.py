@@ -1,8 +1,10 @@
 """Closed-loop execution: T clients take the next operation as soon as their previous one ended.
 
-Two client kinds: T threads calling the blocking methods, or T asyncio tasks on one event loop in
-the calling thread awaiting the ``aio_*`` coroutines (async backends only). ``auto`` picks
-threads up to ``ASYNC_ABOVE`` clients and asyncio above. Measured with hdfs-native against the
+Three client kinds: T threads calling the blocking methods, T asyncio tasks on one event loop in
+the calling thread awaiting the ``aio_*`` coroutines (async backends only), or ``native``: the
+backend's keyed native lane (hdfs, with the extension installed: ``HdfsLane``) issuing the batch
+back to back with T operations in flight, outside the interpreter. ``auto`` picks native where the
+backend has it, otherwise threads up to ``ASYNC_ABOVE`` clients and asyncio above. Measured with hdfs-native against the
 managed NameNode on 2 shared cores (micro fileStatus, 10,000 ops): each completed coroutine costs
 an event-loop wake-up and a GIL hand-off from the client's Rust runtime threads, so asyncio spent
 ~100 us of client CPU per call at 8 in flight against ~55 us for blocking calls (which release
@@ -20,17 +22,20 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import polars as pl
 
-from mimesisbench.backends.base import AsyncOp, Backend, Outcome, SyncOp
+from mimesisbench.backends.base import AsyncOp, Backend, NativeLaneRunner, Outcome, SyncOp
 from mimesisbench.errors import BackendError, ConfigError
+from mimesisbench.native import binary_buffers
+from mimesisbench.schedule.format import OpCode
 
 #: ``auto`` uses asyncio (for async backends) above this many clients, threads up to it
 ASYNC_ABOVE = 256
-CLIENTS = ("auto", "asyncio", "threads")
+CLIENTS = ("auto", "native", "asyncio", "threads")
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,9 @@ class Timings:
     start_ns: np.ndarray
     end_ns: np.ndarray
     outcome: np.ndarray
-    client: str  # "asyncio" or "threads"
+    client: str  # "native", "asyncio" or "threads"
     concurrency: int
+    cpu_s: float = 0.0  # the client's CPU time over the batch (this process, every thread)
 
     @property
     def elapsed_ns(self) -> int:
@@ -67,15 +73,31 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def choose_client(backend: Backend, concurrency: int, client: str = "auto") -> str:
-    """``asyncio`` or ``threads`` for a backend, a concurrency and a requested client kind."""
+def choose_client(backend: Backend, concurrency: int, client: str = "auto", *, native: bool = False) -> str:
+    """``native``, ``asyncio`` or ``threads`` for a backend, a concurrency and a requested client
+    kind; ``native``: whether the backend offers a keyed native lane (``native_runner``)."""
     if client not in CLIENTS:
         raise ConfigError(f"unknown client kind {client!r} (choose from {', '.join(CLIENTS)})")
     if client == "asyncio" and not backend.is_async:
         raise ConfigError(f"the {backend.scheme} backend has no asyncio client; use threads")
+    if client == "native" and not native:
+        raise ConfigError(
+            f"the {backend.scheme} backend has no native client here (hdfs only, with the native extension "
+            "installed and MIMESISBENCH_NATIVE not 0)"
+        )
     if client == "auto":
+        if native:
+            return "native"
         return "asyncio" if backend.is_async and concurrency > ASYNC_ABOVE else "threads"
     return client
+
+
+def native_runner(backend: Backend) -> NativeLaneRunner | None:
+    """The backend's keyed native lane (the native client), or None."""
+    if not backend.is_async:
+        return None
+    runner = backend.native_lane_runner()
+    return runner if runner is not None and runner.keyed else None
 
 
 def run_batch(
@@ -85,8 +107,11 @@ def run_batch(
     args: Sequence[Any],
     concurrency: int,
     client: str = "auto",
+    *,
+    native: tuple[NativeLaneRunner, OpCode] | None = None,
 ) -> Timings:
-    """Issue ``fn(arg)`` for every arg with ``concurrency`` closed-loop clients of kind ``client``.
+    """Issue ``fn(arg)`` for every arg with ``concurrency`` closed-loop clients of kind ``client``
+    (``native``: the runner and the op code, when the backend has a native client).
 
     Failed operations (``backend.op_errors``) are classified and recorded; anything else means
     the backend broke: the batch stops and the exception is raised (``BackendError`` as is,
@@ -94,12 +119,17 @@ def run_batch(
     """
     n = len(args)
     concurrency = max(1, min(concurrency, n)) if n else 1
-    if choose_client(backend, concurrency, client) == "asyncio" and fn_async is not None:
-        return _run_async(backend, fn_async, args, concurrency)
-    if fn_sync is None:
+    kind = choose_client(backend, concurrency, client, native=native is not None)
+    cpu0 = time.process_time()
+    if kind == "native" and native is not None:
+        timings = _run_native(native[0], native[1], args, concurrency)
+    elif kind == "asyncio" and fn_async is not None:
+        timings = _run_async(backend, fn_async, args, concurrency)
+    elif fn_sync is None:
         raise ValueError("no operation to run")
-    threads = concurrency if backend.thread_safe else 1
-    return _run_threads(backend, fn_sync, args, threads)
+    else:
+        timings = _run_threads(backend, fn_sync, args, concurrency if backend.thread_safe else 1)
+    return replace(timings, cpu_s=time.process_time() - cpu0)
 
 
 def _arrays(n: int) -> tuple[list[int], list[int], list[int]]:
@@ -198,3 +228,29 @@ def _run_threads(backend: Backend, fn: SyncOp, args: Sequence[Any], threads: int
     if failures:
         raise _broken(failures[0]) from failures[0]
     return _timings(starts, ends, outs, "threads", threads)
+
+
+def _run_native(runner: NativeLaneRunner, op: OpCode, args: Sequence[Any], concurrency: int) -> Timings:
+    """The batch through the native client: every operation its own object (none waits for
+    another), back to back, ``concurrency`` in flight: the closed loop of the other kinds."""
+    n = len(args)
+    pairs = bool(n) and isinstance(args[0], tuple)
+    first = pl.Series([a[0] for a in args] if pairs else list(args), dtype=pl.String)
+    offsets, data = binary_buffers(first)
+    offsets2, data2 = binary_buffers(pl.Series([a[1] for a in args], dtype=pl.String)) if pairs else (None, None)
+    start = np.zeros(n, dtype=np.int64)
+    end = np.zeros(n, dtype=np.int64)
+    outcome = np.zeros(n, dtype=np.uint8)
+    flag = runner.stop_flag()
+    with _no_gc():
+        try:
+            status, count, _, message = runner.run(
+                np.full(n, int(op), dtype=np.uint8), np.zeros(n, dtype=np.int64), offsets, data, offsets2, data2,
+                start, end, outcome, origin_ns=0, max_drift_ns=0, paced=False, spin_ns=0, stop=flag,
+                progress=runner.progress(), keys=np.arange(n, dtype=np.int64), outstanding=concurrency,
+            )
+        except Exception as exc:  # noqa: BLE001 - the backend broke
+            raise _broken(exc) from exc
+    if status != "done" or count != n:
+        raise BackendError(f"the backend failed during the micro-benchmark: native {runner.name} lane: {message or status}")
+    return Timings(start_ns=start, end_ns=end, outcome=outcome, client="native", concurrency=concurrency)

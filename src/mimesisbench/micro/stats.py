@@ -43,4 +43,6 @@ def summarize(timings: Timings) -> dict[str, Any]:
         "errors": int(sum(errors.values())),
         "errors_by_outcome": errors,
         "client": timings.client,
+        "client_cpu_s": timings.cpu_s,
+        "client_cpu_us_per_op": (timings.cpu_s / n * 1e6) if n else None,
     }

@@ -25,6 +25,8 @@ call instead (``run_native_lane``): the GIL is released for the whole lane, so t
 worker run in parallel; the inputs are numpy arrays and Arrow-style path buffers
 (``Lane.native_inputs``), the outputs the same arrays, the count is published while it runs
 (``Lane.follow``), and the ``StopSignal`` reaches it through a native flag (``add_listener``).
+An asynchronous backend's native lane (hdfs) is *keyed*: one native call replays all of a worker's
+events with ``run_async_dispatch``'s semantics, the Python dispatcher staying the reference.
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from mimesisbench.backends.base import AsyncOp, NativeLaneRunner, Outcome, SyncOp
 from mimesisbench.errors import BackendError
 from mimesisbench.jobs import StopSignal
+from mimesisbench.native import binary_buffers
 from mimesisbench.schedule.format import ORDERED_OPS, OpCode
 
 #: events converted to Python lists per step (bounded memory; the cost lands before a wait)
@@ -171,24 +173,6 @@ class NativeInputs:
     data: np.ndarray  # uint8
     offsets2: np.ndarray | None  # rename targets (an empty target where there is none)
     data2: np.ndarray | None
-
-
-def binary_buffers(paths: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """``(offsets, data)`` of a binary (or string) series: path ``i`` is
-    ``data[offsets[i]:offsets[i + 1]]``; nulls become empty paths."""
-    arr = paths.cast(pl.Binary).fill_null(b"").to_arrow()
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if not pa.types.is_large_binary(arr.type):
-        arr = arr.cast(pa.large_binary())
-    _, off_buf, data_buf = arr.buffers()
-    n = len(arr)
-    if off_buf is None:
-        offsets = np.zeros(n + 1, dtype=np.int64)
-    else:
-        offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset : arr.offset + n + 1].copy()
-    data = np.zeros(0, dtype=np.uint8) if data_buf is None else np.frombuffer(data_buf, dtype=np.uint8)
-    return offsets, data
 
 
 def _relax() -> None:
@@ -336,8 +320,14 @@ def run_native_lane(
     max_drift_ns: int = NO_LIMIT,
     spin_ns: int = SPIN_NS,
     paced: bool = True,
+    keys: np.ndarray | None = None,
+    outstanding: int = 1,
 ) -> None:
     """``run_sync_lane``'s semantics in one native call (GIL released). Records in place.
+
+    A keyed runner (``runner.keyed``: an asynchronous backend's) has ``run_async_dispatch``'s
+    semantics instead, over all of a worker's events: ``keys`` (each event's object) and
+    ``outstanding`` (operations in flight at most) are given to it.
 
     ``flag`` is the worker's native stop flag (``runner.stop_flag()``, made to follow ``stop``
     with ``stop.add_listener(flag.set)``). A lane more than ``max_drift_ns`` late sets ``stop``
@@ -346,13 +336,18 @@ def run_native_lane(
     """
     inputs = lane.native_inputs()
     progress = runner.progress()
+    keyed: dict[str, Any] = {}
+    if runner.keyed:
+        if keys is None or len(keys) != len(lane):
+            raise ValueError(f"the native {runner.name} lane needs each event's object (keys)")
+        keyed = {"keys": np.ascontiguousarray(keys, dtype=np.int64), "outstanding": max(1, outstanding)}
     lane.follow(progress)
     try:
         status, count, behind_ns, message = runner.run(
             inputs.ops, inputs.due_ns, inputs.offsets, inputs.data, inputs.offsets2, inputs.data2,
             lane.start_ns, lane.end_ns, lane.outcome,
             origin_ns=origin_ns, max_drift_ns=min(max_drift_ns, NO_LIMIT), paced=paced, spin_ns=spin_ns,
-            stop=flag, progress=progress,
+            stop=flag, progress=progress, **keyed,
         )
     except BaseException as exc:
         stop.set("failed", f"native lane failed: {type(exc).__name__}: {exc}")
@@ -397,7 +392,8 @@ async def run_async_dispatch(
     every earlier operation on its object, and any later operation on the object waits for it.
     At most ``outstanding`` operations are in flight (waiting for a dependency included); a
     dispatch held back by that bound is late, and more than ``max_drift_ns`` late stops the run
-    (drift). ``paced=False``: back to back in schedule order (closed loop at ``outstanding``).
+    (drift). ``paced=False``: from the barrier, back to back in schedule order (closed loop at
+    ``outstanding``).
 
     Records in place; ``lane.count`` is the prefix of events that ended (an event that ends
     before an earlier one is counted when that one ends). Stopped, operations not yet issued are
@@ -464,6 +460,9 @@ async def run_async_dispatch(
         if pending is not None and not pending and key not in barrier:
             del readers[key]
 
+    if not paced:  # wait for the barrier once, then back to back
+        while (now := clock()) < origin_ns and not stop.is_set():
+            await asyncio.sleep(min(origin_ns - now, MAX_SLEEP_NS) / 1e9)
     k = 0
     while k < n and not stop.is_set():
         hi = min(n, k + CHUNK)

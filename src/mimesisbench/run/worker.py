@@ -131,7 +131,9 @@ class Worker:
             )
         if spec.live_metrics:
             self.tap_ = LiveTap(self.lanes_, frame["type"].cast(pl.Int64).to_numpy())
-        self.runner_ = None if backend.is_async else backend.native_lane_runner()
+        self.runner_ = backend.native_lane_runner()
+        if self.runner_ is not None and self.runner_.keyed != backend.is_async:
+            self.runner_ = None  # a keyed runner dispatches an async backend's events, a plain one a lane's
         if self.runner_ is not None and not native_can_run(self.runner_, ops):
             self.runner_ = None  # an operation the native lane does not know: the Python lanes run them all
         if self.runner_ is not None:
@@ -172,7 +174,24 @@ class Worker:
         errors: list[BaseException] = []
         classify, op_errors = backend.classify, backend.op_errors
         threads: list[threading.Thread] = []
-        if backend.is_async:
+        if backend.is_async and self.runner_ is not None:
+            runner = self.runner_
+            flag = runner.stop_flag()
+            stop.add_listener(flag.set)
+            lane0 = self.lanes_[0]
+            keys = self.keys_ if self.keys_ is not None else np.zeros(0, dtype=np.int64)
+
+            def native_dispatch() -> None:
+                try:
+                    lanes_mod.run_native_lane(
+                        lane0, runner, origin, stop, flag, max_drift_ns=max_drift, spin_ns=lanes_mod.NATIVE_SPIN_NS,
+                        paced=self.spec.time_scale > 0, keys=keys, outstanding=self.outstanding_,
+                    )
+                except BaseException as exc:  # noqa: BLE001 - reported through the result
+                    errors.append(exc)
+
+            threads.append(threading.Thread(target=native_dispatch, name="lanes-native", daemon=True))
+        elif backend.is_async:
             afns = _table(backend.async_ops())
 
             keys = self.keys_ if self.keys_ is not None else np.zeros(0, dtype=np.int64)

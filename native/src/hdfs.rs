@@ -28,14 +28,17 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use futures::stream::{FuturesUnordered, StreamExt};
-use futures::FutureExt;
-use hdfs_native::{Client, ClientBuilder, HdfsError, WriteOptions};
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::lane::{now_ns, LaneProgress, Paths, StopFlag};
+use crate::namenode::{
+    address, simple_user, AppendRequest, AppendResponse, BoolResult, CompleteRequest, Connection, CreateRequest,
+    DeleteRequest, DirectoryListing, Empty, FileStatus, FirstField, FsPermission, GetBlockLocationsRequest,
+    GetListingRequest, LocatedBlock, MkdirsRequest, PathRequest, Rename2Request, Reply, ServerDefaults,
+    SetOwnerRequest, SetPermissionRequest, SetReplicationRequest, SetTimesRequest,
+};
 
 // Op codes (`mimesisbench.schedule.format.OpCode`) this lane performs: `HDFS_CAPABILITIES`'
 // commands (the Python side maps the others to these first).
@@ -99,48 +102,33 @@ const FILE_MODE: u32 = 0o644;
 const DIR_MODE: u32 = 0o755;
 /// `set_times`' instant in ms (`backends.base.SET_TIMES_NS`: 2000-01-01).
 const SET_TIMES_MS: u64 = 946_684_800_000;
-/// Longest single sleep: a stop request is noticed within this long while waiting.
+/// Longest single wait: a stop request is noticed within this long.
 const MAX_SLEEP_NS: i64 = 1_000_000;
+/// How long connecting, and the one call before the replay, may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// An operation's end: its outcome code, or the backend is broken (the message says why).
 type Done = Result<u8, String>;
 /// An operation that ended: its position, start and end (ns), and how it went.
 type Ended = (usize, i64, i64, Done);
 
-/// The outcome of a failed call, or `Err` when the failure means the backend is broken.
-fn classify(err: &HdfsError) -> Done {
-    match err {
-        HdfsError::FileNotFound(_) => Ok(NOT_FOUND),
-        HdfsError::AlreadyExists(_) => Ok(EXISTS),
-        HdfsError::IsADirectoryError(_) => Ok(OTHER),
-        HdfsError::RPCError(class, message) => {
-            let short = class.rsplit('.').next().unwrap_or(class);
-            let first = message.split('\n').next().unwrap_or("");
-            match short {
-                "FileNotFoundException" | "ParentNotDirectoryException" => Ok(NOT_FOUND),
-                "FileAlreadyExistsException" | "PathIsNotEmptyDirectoryException" => Ok(EXISTS),
-                "AccessControlException" if first.contains("is not a directory") => Ok(NOT_FOUND),
-                "AccessControlException" | "AuthorizationException" | "SafeModeException" => Ok(PERMISSION),
-                "StandbyException" | "RetriableException" => {
-                    Err(format!("the NameNode cannot serve ({short}: {first})"))
-                }
-                _ => Ok(OTHER),
-            }
-        }
-        other => Err(format!("{other}")),
+/// The outcome of a call the server refused (`RemoteException` class and message, as
+/// `translate_error` + `classify_hdfs`), or `Err` when the refusal means the backend is broken.
+fn classify(class: &str, message: &str) -> Done {
+    let short = class.rsplit('.').next().unwrap_or(class);
+    let first = message.split('\n').next().unwrap_or("");
+    match short {
+        "FileNotFoundException" | "ParentNotDirectoryException" => Ok(NOT_FOUND),
+        "FileAlreadyExistsException" | "AlreadyBeingCreatedException" | "PathIsNotEmptyDirectoryException" => Ok(EXISTS),
+        "AccessControlException" if first.contains("is not a directory") => Ok(NOT_FOUND),
+        "AccessControlException" | "AuthorizationException" | "SafeModeException" => Ok(PERMISSION),
+        "StandbyException" | "RetriableException" => Err(format!("the NameNode cannot serve ({short}: {first})")),
+        _ => Ok(OTHER),
     }
 }
 
-/// `Ok` -> ok, a failure -> its classification.
-#[inline]
-fn outcome<T>(r: hdfs_native::Result<T>) -> Done {
-    match r {
-        Ok(_) => Ok(OK),
-        Err(e) => classify(&e),
-    }
-}
-
-/// What the backend read at `connect` and the URL's options.
+/// What the backend read at `connect` and the URL's options, and the server's defaults.
 struct Settings {
     strict_mkdirs: bool,
     owner: String,
@@ -148,89 +136,258 @@ struct Settings {
     replication: Option<u32>,
 }
 
-/// One operation (as the hdfs backend's `aio_*` method of that op code).
-async fn perform(client: &Client, s: &Settings, op: u8, path: &str, target: Option<&str>) -> Done {
-    match op {
-        CREATE | CREATE_OVERWRITE => {
-            let opts = if op == CREATE {
-                WriteOptions::default() // create_parent, no overwrite: FileSystem.create
-            } else {
-                WriteOptions::default().overwrite(true).create_parent(false)
-            };
-            match client.create(path, opts).await {
-                Ok(mut w) => outcome(w.close().await),
-                Err(e) => classify(&e),
+/// Where an operation of several calls stands (the call it waits for).
+enum Stage {
+    /// ok when the reply carries its first field (getFileInfo's status, getBlockLocations'
+    /// locations), not_found otherwise
+    Present,
+    /// `Present`, a miss being ok (getfileinfo of an object its stream deleted)
+    Absent,
+    /// ok whatever the reply holds
+    Plain,
+    /// a `result` of false is not_found (delete, setReplication)
+    Result,
+    /// create's reply: complete the file it made
+    Created,
+    /// append's reply: complete the file
+    Appended,
+    /// complete, tried this many times
+    Complete(u8),
+    /// strict mkdirs: does the directory exist?
+    MkdirsProbe,
+    /// a rename refused as "under source": is the destination there? (the refusal's outcome)
+    RenameProbe(Done),
+    /// setReplication without a known replication: the file's own
+    ReplicationProbe,
+    /// a listing page
+    Listing,
+    /// rename2's reply
+    Renamed,
+}
+
+/// An operation in flight: its event, when it started, the call it waits for.
+struct Flight {
+    event: usize,
+    t0: i64,
+    stage: Stage,
+    file_id: u64,
+    last: Option<Vec<u8>>,
+}
+
+/// After a reply: the operation ended, or it made its next call.
+enum Next {
+    Done(Done),
+    Sent(i32),
+}
+
+/// `complete` is asked again this many times when it answers false (an empty file completes at once)
+const COMPLETE_TRIES: u8 = 5;
+const APPEND_FLAG: u32 = 0x04;
+const CREATE_FLAG: u32 = 0x01;
+const OVERWRITE_FLAG: u32 = 0x02;
+/// `CryptoProtocolVersionProto.ENCRYPTION_ZONES`, as every Hadoop 3 client declares
+const ENCRYPTION_ZONES: i32 = 2;
+
+/// The lane's connection and what its calls need.
+struct Rpc<'s> {
+    conn: Connection,
+    s: &'s Settings,
+    replication: u32,
+    block_size: u64,
+}
+
+fn decode<M: prost::Message + Default>(body: &[u8]) -> Result<M, String> {
+    M::decode(body).map_err(|e| format!("a bad response: {e}"))
+}
+
+impl Rpc<'_> {
+    fn path_call(&mut self, method: &str, path: &str) -> i32 {
+        self.conn.queue(method, &PathRequest { src: path.to_string() })
+    }
+
+    fn complete(&mut self, path: &str, f: &Flight) -> i32 {
+        let request = CompleteRequest {
+            src: path.to_string(),
+            client_name: self.conn.client_name.clone(),
+            last: f.last.clone(),
+            file_id: Some(f.file_id),
+        };
+        self.conn.queue("complete", &request)
+    }
+
+    fn mkdirs(&mut self, path: &str, create_parent: bool) -> i32 {
+        self.conn.queue("mkdirs", &MkdirsRequest { src: path.to_string(), masked: FsPermission { perm: DIR_MODE }, create_parent })
+    }
+
+    fn set_replication(&mut self, path: &str, replication: u32) -> i32 {
+        self.conn.queue("setReplication", &SetReplicationRequest { src: path.to_string(), replication })
+    }
+
+    fn listing(&mut self, path: &str, after: Vec<u8>) -> i32 {
+        self.conn.queue("getListing", &GetListingRequest { src: path.to_string(), start_after: after, need_location: false })
+    }
+
+    /// The first call of operation `op` (as the hdfs backend's `aio_*` method of that op code)
+    /// and the stage it waits in.
+    fn start(&mut self, op: u8, path: &str, target: Option<&str>) -> Result<(i32, Stage), String> {
+        let src = path.to_string();
+        Ok(match op {
+            CREATE | CREATE_OVERWRITE => {
+                // create: parents made, no overwrite (FileSystem.create); overwrite: no parents
+                let (flag, create_parent) = if op == CREATE { (CREATE_FLAG, true) } else { (CREATE_FLAG | OVERWRITE_FLAG, false) };
+                let request = CreateRequest {
+                    src,
+                    masked: FsPermission { perm: FILE_MODE },
+                    client_name: self.conn.client_name.clone(),
+                    create_flag: flag,
+                    create_parent,
+                    replication: self.replication,
+                    block_size: self.block_size,
+                    crypto_protocol_version: vec![ENCRYPTION_ZONES],
+                };
+                (self.conn.queue("create", &request), Stage::Created)
             }
-        }
-        APPEND => match client.append(path).await {
-            Ok(mut w) => outcome(w.close().await),
-            Err(e) => classify(&e),
-        },
-        OPEN => outcome(client.read(path).await),
-        LIST_FILE | LIST_DIR => outcome(client.list_status(path, false).await),
-        GETFILEINFO | GETFILEINFO_DIR => outcome(client.get_file_info(path).await),
-        GETFILEINFO_ABSENT | GETFILEINFO_ABSENT_DIR => match outcome(client.get_file_info(path).await) {
-            Ok(NOT_FOUND) => Ok(OK), // a miss is the expected answer
-            other => other,
-        },
-        DELETE | DELETE_DIR => match client.delete(path, op == DELETE_DIR).await {
-            Ok(true) => Ok(OK),
-            Ok(false) => Ok(NOT_FOUND),
-            Err(e) => classify(&e),
-        },
-        MKDIRS => {
-            if s.strict_mkdirs {
-                match client.get_file_info(path).await {
-                    Ok(_) => return Ok(EXISTS),
-                    Err(HdfsError::FileNotFound(_)) => {}
-                    Err(e) => match classify(&e) {
-                        Ok(NOT_FOUND) => {}
-                        other => return other,
-                    },
-                }
+            APPEND => {
+                let request = AppendRequest { src, client_name: self.conn.client_name.clone(), flag: Some(APPEND_FLAG) };
+                (self.conn.queue("append", &request), Stage::Appended)
             }
-            outcome(client.mkdirs(path, DIR_MODE, false).await)
-        }
-        MKDIRS_EXISTING | MKDIRS_PARENTS => outcome(client.mkdirs(path, DIR_MODE, op == MKDIRS_PARENTS).await),
-        RENAME_FILE | RENAME_DIR => {
-            let dst = match target {
-                Some(t) if !t.is_empty() => t,
-                _ => return Err(format!("rename (op {op}) without a target path")),
-            };
-            match client.rename(path, dst, false).await {
-                Ok(()) => Ok(OK),
-                Err(e) => {
-                    let under_source = matches!(&e, HdfsError::RPCError(_, m) if m.contains("under source"));
-                    // HDFS refuses a move below the source before it checks the destination;
-                    // the contract says `exists` when the destination is there
-                    if under_source && client.get_file_info(dst).await.is_ok() {
-                        return Ok(EXISTS);
+            OPEN => {
+                let request = GetBlockLocationsRequest { src, offset: 0, length: i64::MAX as u64 };
+                (self.conn.queue("getBlockLocations", &request), Stage::Present)
+            }
+            LIST_FILE | LIST_DIR => (self.listing(path, Vec::new()), Stage::Listing),
+            GETFILEINFO | GETFILEINFO_DIR => (self.path_call("getFileInfo", path), Stage::Present),
+            GETFILEINFO_ABSENT | GETFILEINFO_ABSENT_DIR => (self.path_call("getFileInfo", path), Stage::Absent),
+            DELETE | DELETE_DIR => {
+                (self.conn.queue("delete", &DeleteRequest { src, recursive: op == DELETE_DIR }), Stage::Result)
+            }
+            MKDIRS if self.s.strict_mkdirs => (self.path_call("getFileInfo", path), Stage::MkdirsProbe),
+            MKDIRS | MKDIRS_EXISTING => (self.mkdirs(path, false), Stage::Plain),
+            MKDIRS_PARENTS => (self.mkdirs(path, true), Stage::Plain),
+            RENAME_FILE | RENAME_DIR => {
+                let dst = match target {
+                    Some(t) if !t.is_empty() => t.to_string(),
+                    _ => return Err(format!("rename (op {op}) without a target path")),
+                };
+                (self.conn.queue("rename2", &Rename2Request { src, dst, overwrite_dest: false }), Stage::Renamed)
+            }
+            CONTENT_SUMMARY | CONTENT_SUMMARY_DIR => {
+                (self.conn.queue("getContentSummary", &PathRequest { src }), Stage::Plain)
+            }
+            SET_PERMISSION | SET_PERMISSION_DIR => {
+                let perm = if op == SET_PERMISSION { FILE_MODE } else { DIR_MODE };
+                (self.conn.queue("setPermission", &SetPermissionRequest { src, permission: FsPermission { perm } }), Stage::Plain)
+            }
+            SET_OWNER | SET_OWNER_DIR => {
+                let request = SetOwnerRequest { src, username: Some(self.s.owner.clone()), groupname: Some(self.s.group.clone()) };
+                (self.conn.queue("setOwner", &request), Stage::Plain)
+            }
+            SET_TIMES | SET_TIMES_DIR => {
+                (self.conn.queue("setTimes", &SetTimesRequest { src, mtime: SET_TIMES_MS, atime: SET_TIMES_MS }), Stage::Plain)
+            }
+            SET_REPLICATION => match self.s.replication {
+                Some(r) => (self.set_replication(path, r), Stage::Result),
+                None => (self.path_call("getFileInfo", path), Stage::ReplicationProbe),
+            },
+            GET_ACL_STATUS | GET_ACL_STATUS_DIR => (self.path_call("getAclStatus", path), Stage::Plain),
+            _ => return Err(format!("no operation for op code {op}")),
+        })
+    }
+
+    /// Take the reply to `f`'s call: the operation's end, or its next call (`f.stage` updated).
+    fn step(&mut self, f: &mut Flight, reply: Reply, path: &str, target: Option<&str>) -> Result<Next, String> {
+        let body = match reply {
+            Reply::Fatal(msg) => return Err(format!("the NameNode closed the call: {msg}")),
+            Reply::Error(class, msg) => {
+                return Ok(match std::mem::replace(&mut f.stage, Stage::Plain) {
+                    Stage::RenameProbe(refused) => Next::Done(refused),
+                    Stage::Renamed if msg.split('\n').next().unwrap_or("").contains("under source") => {
+                        // HDFS refuses a move below the source before it checks the destination;
+                        // the contract says `exists` when the destination is there
+                        f.stage = Stage::RenameProbe(classify(&class, &msg));
+                        Next::Sent(self.path_call("getFileInfo", target.unwrap_or_default()))
                     }
-                    classify(&e)
+                    Stage::Absent => Next::Done(match classify(&class, &msg) {
+                        Ok(NOT_FOUND) => Ok(OK), // a miss is the expected answer
+                        other => other,
+                    }),
+                    _ => Next::Done(classify(&class, &msg)),
+                });
+            }
+            Reply::Ok(body) => body,
+        };
+        let present = |body: &[u8]| -> Result<Option<Vec<u8>>, String> { Ok(decode::<FirstField>(body)?.first) };
+        Ok(match std::mem::replace(&mut f.stage, Stage::Plain) {
+            Stage::Plain | Stage::Renamed => Next::Done(Ok(OK)),
+            Stage::Present => Next::Done(Ok(if present(&body)?.is_some() { OK } else { NOT_FOUND })),
+            Stage::Absent => Next::Done(Ok(OK)),
+            Stage::Result => Next::Done(Ok(if decode::<BoolResult>(&body)?.result == Some(false) { NOT_FOUND } else { OK })),
+            Stage::RenameProbe(refused) => Next::Done(if present(&body)?.is_some() { Ok(EXISTS) } else { refused }),
+            Stage::MkdirsProbe => {
+                if present(&body)?.is_some() {
+                    Next::Done(Ok(EXISTS))
+                } else {
+                    Next::Sent(self.mkdirs(path, false))
                 }
             }
-        }
-        CONTENT_SUMMARY | CONTENT_SUMMARY_DIR => outcome(client.get_content_summary(path).await),
-        SET_PERMISSION => outcome(client.set_permission(path, FILE_MODE).await),
-        SET_PERMISSION_DIR => outcome(client.set_permission(path, DIR_MODE).await),
-        SET_OWNER | SET_OWNER_DIR => outcome(client.set_owner(path, Some(&s.owner), Some(&s.group)).await),
-        SET_TIMES | SET_TIMES_DIR => outcome(client.set_times(path, SET_TIMES_MS, SET_TIMES_MS).await),
-        SET_REPLICATION => {
-            let replication = match s.replication {
-                Some(r) => r,
-                None => match client.get_file_info(path).await {
-                    Ok(st) => st.replication.unwrap_or(1),
-                    Err(e) => return classify(&e),
-                },
-            };
-            match client.set_replication(path, replication).await {
-                Ok(true) => Ok(OK),
-                Ok(false) => Ok(NOT_FOUND), // HDFS answers false for a missing file
-                Err(e) => classify(&e),
+            Stage::ReplicationProbe => match present(&body)? {
+                None => Next::Done(Ok(NOT_FOUND)),
+                Some(status) => {
+                    let replication = decode::<FileStatus>(&status)?.block_replication.filter(|&r| r > 0).unwrap_or(1);
+                    f.stage = Stage::Result;
+                    Next::Sent(self.set_replication(path, replication))
+                }
+            },
+            Stage::Created => match present(&body)? {
+                None => Next::Done(Ok(NOT_FOUND)),
+                Some(status) => {
+                    f.file_id = decode::<FileStatus>(&status)?.file_id.unwrap_or(0);
+                    f.last = None;
+                    f.stage = Stage::Complete(1);
+                    Next::Sent(self.complete(path, f))
+                }
+            },
+            Stage::Appended => {
+                let reply = decode::<AppendResponse>(&body)?;
+                match reply.stat {
+                    None => Next::Done(Ok(NOT_FOUND)),
+                    Some(status) => {
+                        f.file_id = decode::<FileStatus>(&status)?.file_id.unwrap_or(0);
+                        f.last = match reply.block {
+                            Some(block) => decode::<LocatedBlock>(&block)?.b,
+                            None => None,
+                        };
+                        f.stage = Stage::Complete(1);
+                        Next::Sent(self.complete(path, f))
+                    }
+                }
             }
-        }
-        GET_ACL_STATUS | GET_ACL_STATUS_DIR => outcome(client.get_acl_status(path).await),
-        _ => Err(format!("no operation for op code {op}")),
+            Stage::Complete(tries) => {
+                if decode::<BoolResult>(&body)?.result == Some(true) {
+                    Next::Done(Ok(OK))
+                } else if tries < COMPLETE_TRIES {
+                    f.stage = Stage::Complete(tries + 1);
+                    Next::Sent(self.complete(path, f))
+                } else {
+                    return Err(format!("complete of {path} did not succeed in {COMPLETE_TRIES} tries"));
+                }
+            }
+            Stage::Listing => match present(&body)? {
+                None => Next::Done(Ok(NOT_FOUND)),
+                Some(list) => {
+                    let list = decode::<DirectoryListing>(&list)?;
+                    let more = list.remaining_entries.unwrap_or(0) > 0;
+                    match list.partial_listing.last() {
+                        Some(last) if more => {
+                            let after = decode::<FileStatus>(last)?.path.unwrap_or_default();
+                            f.stage = Stage::Listing;
+                            Next::Sent(self.listing(path, after))
+                        }
+                        _ => Next::Done(Ok(OK)),
+                    }
+                }
+            },
+        })
     }
 }
 
@@ -346,112 +503,123 @@ impl Book {
     }
 }
 
-/// Path `i` as text (HDFS paths are UTF-8: the Python side made them from `str`).
+/// Path bytes as text (HDFS paths are UTF-8: the Python side made them from `str`).
 fn text<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str, String> {
     std::str::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8"))
 }
 
-/// The dispatch (on the lane's runtime): returns how it ended and the recorded prefix.
-async fn dispatch(
-    client: &Client,
-    s: &Settings,
-    inp: &Inputs<'_>,
-    out: &mut Outputs<'_>,
-    pace: &Pacing,
-    stop: &StopFlag,
-    progress: &LaneProgress,
-) -> End {
+/// The dispatch: one thread, one connection, no runtime. Each turn issues what is due (and has
+/// a slot and no dependency outstanding), sends every call queued in one write, waits for replies
+/// or the next due time, and takes every reply that arrived. Returns how it ended.
+fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress: &LaneProgress) -> End {
     let n = inp.ops.len();
     let mut book = Book { objects: HashMap::new(), used: 0, ended: vec![false; n], prefix: 0, failure: None };
-    let launch = |i: usize| async move {
-        let t0 = now_ns();
-        let r = match text(inp.paths.get(i), "a path") {
-            Ok(path) => {
-                let target = match inp.targets.as_ref().map(|t| text(t.get(i), "a rename target")) {
-                    Some(Ok(t)) => Some(t),
-                    Some(Err(e)) => return (i, t0, now_ns(), Err(e)),
-                    None => None,
-                };
-                perform(client, s, inp.ops[i], path, target).await
-            }
-            Err(e) => Err(e),
-        };
-        (i, t0, now_ns(), r)
+    let mut calls: HashMap<i32, Flight> = HashMap::new();
+    let path = |i: usize| text(inp.paths.get(i), "a path");
+    let target = |i: usize| -> Result<Option<&str>, String> {
+        match inp.targets.as_ref() {
+            Some(t) => text(t.get(i), "a rename target").map(Some),
+            None => Ok(None),
+        }
     };
-    let mut inflight = FuturesUnordered::new();
-    // an ended operation: record it, publish, issue what it frees; a failure stops the run
-    macro_rules! ended {
-        ($d:expr) => {{
-            let d: Ended = $d;
-            if d.3.is_err() {
-                stop.set();
+    // an operation begins: its first call is queued, or it ends at once (it cannot be issued)
+    let begin = |rpc: &mut Rpc, calls: &mut HashMap<i32, Flight>, i: usize| -> Option<(usize, i64, Done)> {
+        let t0 = now_ns();
+        let started = path(i).and_then(|p| target(i).and_then(|t| rpc.start(inp.ops[i], p, t)));
+        match started {
+            Ok((call, stage)) => {
+                calls.insert(call, Flight { event: i, t0, stage, file_id: 0, last: None });
+                None
             }
-            for j in book.finish(inp, out, d, stop.stopped()) {
-                inflight.push(launch(j));
-            }
-            progress.publish(book.prefix);
-        }};
-    }
+            Err(msg) => Some((i, t0, Err(msg))),
+        }
+    };
+    let mut ended: Vec<(usize, i64, Done)> = Vec::new();
+    let mut end = End::Done;
+    let mut next = 0usize; // the next event to dispatch
+    let mut dispatching = true;
     if !pace.paced {
-        // back to back from the barrier
         while now_ns() < pace.origin_ns && !stop.stopped() {
-            tokio::time::sleep(Duration::from_nanos((pace.origin_ns - now_ns()).clamp(0, MAX_SLEEP_NS) as u64)).await;
+            std::thread::sleep(Duration::from_nanos((pace.origin_ns - now_ns()).clamp(0, MAX_SLEEP_NS) as u64));
         }
     }
-    let mut end = End::Done;
-    'events: for i in 0..n {
-        let due = pace.origin_ns + if pace.paced { inp.due[i] } else { 0 };
-        // until due: sleep (or, the last spin_ns, yield) while ended operations are recorded
-        loop {
+    loop {
+        // 1. dispatch what is due
+        while dispatching && next < n {
             if stop.stopped() {
                 end = End::Stopped;
-                break 'events;
-            }
-            let now = now_ns();
-            if now >= due {
+                dispatching = false;
                 break;
             }
-            let remaining = due - now;
-            if remaining > pace.spin_ns {
-                let nap = Duration::from_nanos((remaining - pace.spin_ns).min(MAX_SLEEP_NS) as u64);
-                tokio::select! {
-                    _ = tokio::time::sleep(nap) => {}
-                    Some(d) = inflight.next(), if !inflight.is_empty() => ended!(d),
+            let due = pace.origin_ns + if pace.paced { inp.due[next] } else { 0 };
+            let now = now_ns();
+            if now < due || book.used >= pace.outstanding {
+                break;
+            }
+            if pace.paced && now - due > pace.max_drift_ns {
+                stop.set(); // the other lanes stop too; nothing is recorded for this operation
+                end = End::Drift(now - due);
+                dispatching = false;
+                break;
+            }
+            if book.admit(next, inp.keys[next], inp.ops[next]) {
+                if let Some(e) = begin(rpc, &mut calls, next) {
+                    ended.push(e);
                 }
-            } else {
-                while let Some(Some(d)) = inflight.next().now_or_never() {
-                    ended!(d);
+            }
+            next += 1;
+        }
+        if next == n {
+            dispatching = false;
+        }
+        // 2. send, 3. record what ended, free what waited for it
+        let sent = rpc.conn.flush();
+        if let Err(e) = sent {
+            return fail_all(&mut book, &mut calls, inp, out, progress, stop, format!("sending to the NameNode failed: {e}"));
+        }
+        while let Some((i, t0, r)) = ended.pop() {
+            if r.is_err() {
+                stop.set();
+            }
+            for j in book.finish(inp, out, (i, t0, now_ns(), r), stop.stopped()) {
+                if let Some(e) = begin(rpc, &mut calls, j) {
+                    ended.push(e);
                 }
-                tokio::task::yield_now().await;
             }
         }
-        // a free slot
-        while book.used >= pace.outstanding {
-            match inflight.next().await {
-                Some(d) => ended!(d),
-                None => break, // only waiting events hold slots: cannot happen (a waiting event waits for one in flight)
+        progress.publish(book.prefix);
+        if !dispatching && calls.is_empty() && ended.is_empty() {
+            break;
+        }
+        // 4. wait for replies, or until the next event is due
+        let mut timeout = MAX_SLEEP_NS;
+        if dispatching && next < n && book.used < pace.outstanding {
+            let due = pace.origin_ns + if pace.paced { inp.due[next] } else { 0 };
+            let left = due - now_ns();
+            timeout = if left <= pace.spin_ns { 0 } else { (left - pace.spin_ns).min(MAX_SLEEP_NS) };
+        }
+        if timeout > 0 || rpc.conn.pending() {
+            rpc.conn.wait(timeout);
+        }
+        if let Err(e) = rpc.conn.flush().and_then(|_| rpc.conn.fill()) {
+            return fail_all(&mut book, &mut calls, inp, out, progress, stop, format!("the NameNode connection failed: {e}"));
+        }
+        while let Some(r) = rpc.conn.next_response() {
+            let (call, reply) = match r {
+                Ok(x) => x,
+                Err(msg) => return fail_all(&mut book, &mut calls, inp, out, progress, stop, msg),
+            };
+            let Some(mut f) = calls.remove(&call) else { continue }; // not ours (cannot happen)
+            let i = f.event;
+            let stepped = path(i).and_then(|p| target(i).and_then(|t| rpc.step(&mut f, reply, p, t)));
+            match stepped {
+                Ok(Next::Sent(next_call)) => {
+                    calls.insert(next_call, f);
+                }
+                Ok(Next::Done(done)) => ended.push((i, f.t0, done)),
+                Err(msg) => ended.push((i, f.t0, Err(msg))),
             }
         }
-        if stop.stopped() {
-            end = End::Stopped;
-            break;
-        }
-        let late = now_ns() - due;
-        if pace.paced && late > pace.max_drift_ns {
-            stop.set(); // the other lanes stop too; nothing is recorded for this operation
-            end = End::Drift(late);
-            break;
-        }
-        if book.admit(i, inp.keys[i], inp.ops[i]) {
-            inflight.push(launch(i));
-        }
-        // take what already ended without waiting (keeps the published count moving)
-        while let Some(Some(d)) = inflight.next().now_or_never() {
-            ended!(d);
-        }
-    }
-    while let Some(d) = inflight.next().await {
-        ended!(d);
     }
     progress.publish(book.prefix);
     if let Some(msg) = book.failure.take() {
@@ -463,30 +631,49 @@ async fn dispatch(
     end
 }
 
+/// The connection broke: every operation in flight ends as `other`, the run stops.
+fn fail_all(
+    book: &mut Book,
+    calls: &mut HashMap<i32, Flight>,
+    inp: &Inputs,
+    out: &mut Outputs,
+    progress: &LaneProgress,
+    stop: &StopFlag,
+    msg: String,
+) -> End {
+    stop.set();
+    let t1 = now_ns();
+    let mut flights: Vec<Flight> = calls.drain().map(|(_, f)| f).collect();
+    flights.sort_by_key(|f| f.event);
+    for f in flights {
+        book.finish(inp, out, (f.event, f.t0, t1, Err(msg.clone())), true);
+    }
+    progress.publish(book.prefix);
+    End::Failed(msg)
+}
+
 /// A NameNode client for native replay lanes: `run` replays a worker's events (see the module).
 #[pyclass(frozen, module = "mimesisbench_native")]
 pub struct HdfsLane {
     url: String,
-    config: HashMap<String, String>,
     settings: Settings,
 }
 
 impl HdfsLane {
-    /// A runtime for one call and a client on it (connected by a first RPC, so the replay does
-    /// not time the connection).
-    fn connect(&self) -> Result<(tokio::runtime::Runtime, Client), String> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot make a runtime: {e}"))?;
-        let client = ClientBuilder::new()
-            .with_url(self.url.clone())
-            .with_config(self.config.clone())
-            .with_io_runtime(rt.handle().clone())
-            .build()
-            .map_err(|e| format!("cannot open an HDFS client for {}: {e}", self.url))?;
-        rt.block_on(client.get_file_info("/")).map_err(|e| format!("HDFS at {} failed: {e}", self.url))?;
-        Ok((rt, client))
+    /// A connection for one call, and the server's defaults for creates (asked before the
+    /// replay, so it does not time them).
+    fn connect(&self) -> Result<(Connection, u32, u64), String> {
+        let addr = address(&self.url).ok_or_else(|| format!("the native hdfs lane needs hdfs://host:port, not {}", self.url))?;
+        let fail = |e: String| format!("HDFS at {} failed: {e}", self.url);
+        let mut conn = Connection::open(&addr, &simple_user(), CONNECT_TIMEOUT).map_err(|e| fail(e.to_string()))?;
+        let defaults = match conn.call_now("getServerDefaults", &Empty {}, CALL_TIMEOUT).map_err(fail)? {
+            Reply::Ok(body) => decode::<FirstField>(&body)
+                .and_then(|f| decode::<ServerDefaults>(&f.first.unwrap_or_default()))
+                .map_err(fail)?,
+            Reply::Error(class, msg) => return Err(fail(format!("{class}: {msg}"))),
+            Reply::Fatal(msg) => return Err(fail(msg)),
+        };
+        Ok((conn, defaults.replication.unwrap_or(3), defaults.block_size.unwrap_or(128 << 20)))
     }
 }
 
@@ -496,9 +683,9 @@ impl HdfsLane {
     /// knows after `connect`: the mkdirs mode, the base's owner and group (`set_owner`), the
     /// replication files are made with (None: asked per file, as the backend does).
     #[new]
-    #[pyo3(signature = (url, config, *, strict_mkdirs, owner, group, replication))]
-    fn new(url: String, config: HashMap<String, String>, strict_mkdirs: bool, owner: String, group: String, replication: Option<u32>) -> Self {
-        HdfsLane { url, config, settings: Settings { strict_mkdirs, owner, group, replication } }
+    #[pyo3(signature = (url, *, strict_mkdirs, owner, group, replication))]
+    fn new(url: String, strict_mkdirs: bool, owner: String, group: String, replication: Option<u32>) -> Self {
+        HdfsLane { url, settings: Settings { strict_mkdirs, owner, group, replication } }
     }
 
     /// The op codes this lane performs.
@@ -561,11 +748,9 @@ impl HdfsLane {
         let progress: &LaneProgress = progress.get();
         progress.publish(0);
         let ended = py.detach(|| -> Result<End, String> {
-            let (rt, client) = self.connect()?;
-            let end = rt.block_on(dispatch(&client, &self.settings, &inp, &mut out, &pace, stop, progress));
-            drop(client);
-            drop(rt);
-            Ok(end)
+            let (conn, replication, block_size) = self.connect()?;
+            let mut rpc = Rpc { conn, s: &self.settings, replication, block_size };
+            Ok(dispatch(&mut rpc, &inp, &mut out, &pace, stop, progress))
         });
         let count = progress.count_now();
         match ended {

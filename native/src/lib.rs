@@ -8,7 +8,9 @@ use pyo3::prelude::*;
 
 mod audit;
 mod hdfs;
+mod key_gate;
 mod lane;
+mod namenode;
 mod posix;
 mod sort;
 
@@ -17,6 +19,7 @@ fn mimesisbench_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     audit::register(m)?;
     lane::register(m)?;
+    key_gate::register(m)?;
     posix::register(m)?;
     hdfs::register(m)?;
     sort::register(m)?;

@@ -25,6 +25,7 @@ use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use crate::key_gate::KeyGate;
 use crate::lane::{now_ns, LaneProgress, Paths, StopFlag};
 
 // Op codes (`mimesisbench.synth.format.OpCode`).
@@ -47,6 +48,8 @@ const OTHER: u8 = 4;
 
 /// Longest single sleep: a stop request is noticed within this long while waiting.
 const MAX_SLEEP_NS: i64 = 1_000_000;
+/// A lane waiting for a dependency sleeps this long between looks (after a few yields).
+const GATE_NAP_NS: i64 = 20_000;
 
 const CREATE_FLAGS: libc::c_int = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
 const OPEN_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
@@ -252,6 +255,35 @@ struct Inputs<'a> {
     due: &'a [i64],
     paths: Paths<'a>,
     targets: Option<Paths<'a>>,
+    /// the worker's gate and each event's position in it (lanes sharing events round robin)
+    gate: Option<(&'a KeyGate, &'a [i64])>,
+}
+
+/// Wait until event `i`'s dependencies ended (`run.key_gate`); false when stopped meanwhile.
+fn wait_gate(inp: &Inputs, i: usize, stop: &StopFlag) -> bool {
+    let Some((gate, rows)) = inp.gate else { return true };
+    let e = rows[i] as usize;
+    let mut spins = 0u32;
+    while !gate.ready(e) {
+        if stop.stopped() {
+            return false;
+        }
+        spins += 1;
+        if spins < 64 {
+            // SAFETY: sched_yield takes no arguments and cannot fail on Linux.
+            unsafe { libc::sched_yield() };
+        } else {
+            sleep_until(now_ns() + GATE_NAP_NS);
+        }
+    }
+    true
+}
+
+#[inline]
+fn end_gate(inp: &Inputs, i: usize) {
+    if let Some((gate, rows)) = inp.gate {
+        gate.end(rows[i] as usize);
+    }
 }
 
 struct Outputs<'a> {
@@ -307,7 +339,7 @@ fn run(inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress
             return (End::Stopped, 0);
         }
         for i in 0..n {
-            if stop.stopped() {
+            if stop.stopped() || !wait_gate(inp, i, stop) {
                 return (End::Stopped, i);
             }
             let t0 = now_ns();
@@ -315,6 +347,7 @@ fn run(inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress
             if let Some(end) = record(out, progress, stop, i, t0, r) {
                 return (end, i + 1);
             }
+            end_gate(inp, i);
         }
         return (End::Done, n);
     }
@@ -333,10 +366,21 @@ fn run(inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress
             stop.set(); // the other lanes stop too; nothing is recorded for this operation
             return (End::Drift(t0 - due), i);
         }
+        if inp.gate.is_some_and(|(g, rows)| !g.ready(rows[i] as usize)) {
+            if !wait_gate(inp, i, stop) {
+                return (End::Stopped, i);
+            }
+            t0 = now_ns();
+            if t0 - due > pace.max_drift_ns {
+                stop.set();
+                return (End::Drift(t0 - due), i);
+            }
+        }
         let r = issue(inp.ops[i], inp.paths.get(i), target(i), &mut a, &mut b);
         if let Some(end) = record(out, progress, stop, i, t0, r) {
             return (end, i + 1);
         }
+        end_gate(inp, i);
     }
     (End::Done, n)
 }
@@ -356,7 +400,7 @@ fn run(inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop: &StopFlag, progress
 #[pyfunction]
 #[pyo3(signature = (
     ops, due_ns, offsets, data, offsets2, data2, start_ns, end_ns, outcome, *,
-    origin_ns, max_drift_ns, paced, spin_ns, stop, progress
+    origin_ns, max_drift_ns, paced, spin_ns, stop, progress, gate=None, rows=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn run_posix_lane<'py>(
@@ -376,6 +420,8 @@ fn run_posix_lane<'py>(
     spin_ns: i64,
     stop: &Bound<'py, StopFlag>,
     progress: &Bound<'py, LaneProgress>,
+    gate: Option<&Bound<'py, KeyGate>>,
+    rows: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<(&'static str, usize, i64, String)> {
     let ops_s = ops.as_slice()?;
     let n = ops_s.len();
@@ -390,7 +436,18 @@ fn run_posix_lane<'py>(
     if due_s.len() != n || out.start.len() != n || out.end.len() != n || out.outcome.len() != n {
         return Err(PyValueError::new_err("ops, due_ns, start_ns, end_ns and outcome must have one entry per operation"));
     }
-    let inp = Inputs { ops: ops_s, due: due_s, paths, targets };
+    let gate = match (gate, &rows) {
+        (Some(g), Some(r)) => {
+            let (g, r): (&KeyGate, &[i64]) = (g.get(), r.as_slice()?);
+            if r.len() != n || r.iter().any(|&e| e < 0 || e as usize >= g.len()) {
+                return Err(PyValueError::new_err("rows: one position in the gate per operation"));
+            }
+            Some((g, r))
+        }
+        (None, None) => None,
+        _ => return Err(PyValueError::new_err("give both gate and rows, or neither")),
+    };
+    let inp = Inputs { ops: ops_s, due: due_s, paths, targets, gate };
     let pace = Pacing { origin_ns, max_drift_ns: max_drift_ns.max(0), paced, spin_ns: spin_ns.max(0) };
     let stop: &StopFlag = stop.get();
     let progress: &LaneProgress = progress.get();

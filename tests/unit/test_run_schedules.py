@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from mimesisbench.errors import ConfigError, SafetyError, ScheduleError
-from mimesisbench.run.partition import lane_of, plan_partition, worker_expr
+from mimesisbench.run.partition import plan_partition, worker_expr
 from mimesisbench.schedule import format as fmt
 from mimesisbench.schedule import load_schedule
 from mimesisbench.schedule.format import OpCode
@@ -140,8 +140,6 @@ def test_partition_by_type_and_modulo_keep_files_together(tmp_path: Path) -> Non
         wn = owners.with_columns(worker_expr(plan_n).alias("w"))
         assert wn.group_by("key").agg(pl.col("w").n_unique())["w"].max() == 1
         assert set(wn["w"].unique().to_list()) <= set(range(n))
-    lanes = lane_of(owners["key"], 4)
-    assert owners.with_columns(lanes.alias("l")).group_by("key").agg(pl.col("l").n_unique())["l"].max() == 1
     with pytest.raises(ConfigError):
         plan_partition([1], 0)
 

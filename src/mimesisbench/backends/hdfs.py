@@ -418,17 +418,23 @@ class HdfsBackend(Backend):
             self._fail(exc)
 
     def native_lane_runner(self) -> NativeLaneRunner | None:
-        """The native extension's ``HdfsLane`` (a keyed runner: ``run.lanes.run_native_dispatch``),
-        when the extension is installed and turned on; call after ``connect`` (it takes the base's
-        owner and the replication files are made with). It performs every command of
-        ``HDFS_CAPABILITIES``; a mapped op code is turned into the one it runs as before the call."""
+        """The native extension's ``HdfsLane`` (a keyed runner, see ``run.lanes.run_native_lane``):
+        its own NameNode RPC client (Hadoop IPC, simple authentication) replaying a worker's
+        events outside the interpreter. Offered when the extension is installed and turned on and
+        the URL names one NameNode (host:port) without Hadoop client keys; otherwise None (the
+        Python dispatcher over ``hdfs-native``). Call after ``connect`` (it takes the base's owner
+        and the replication files are made with). It performs every command of
+        ``HDFS_CAPABILITIES``, as the ``aio_*`` methods do; a mapped op code is turned into the
+        one it runs as before the call."""
         module = native_module()
         if module is None or not hasattr(module, "HdfsLane") or self._owner is None:
             return None
+        if self.parts.port is None or dict(self.parts.config) != dict(DEFAULT_CLIENT_CONFIG):
+            return None  # a nameservice (HA) or Hadoop client keys: hdfs-native's client honours them
         owner, group = self._owner
         lane = module.HdfsLane(
-            self.parts.fs_url, dict(self.parts.config), strict_mkdirs=self._strict_mkdirs,
-            owner=owner, group=group, replication=self._replication,
+            self.parts.fs_url, strict_mkdirs=self._strict_mkdirs, owner=owner, group=group,
+            replication=self._replication,
         )
         as_run = np.arange(256, dtype=np.uint8)  # op code -> the op code it runs as
         for op, target in HDFS_MAPPED.items():

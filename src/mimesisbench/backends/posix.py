@@ -406,6 +406,7 @@ class PosixBackend(Backend):
             run=module.run_posix_lane,
             stop_flag=module.StopFlag,
             progress=module.LaneProgress,
+            key_gate=getattr(module, "KeyGate", None),
         )
 
     def verify_namespace(self, rel_dirs: list[str]) -> None:

@@ -1,9 +1,10 @@
 """The replay loop: one lane issues its events in order, each at its scheduled time.
 
-A worker with a blocking backend runs several lanes (threads), so an operation is issued when due
-even while operations of *other* files are still outstanding: a slow server shows up as latency
-and lateness, not as a lower offered load. Events of one file share a lane (see
-``partition.lane_of``), which keeps their order.
+A worker with a blocking backend runs several lanes (threads) that take its events round robin,
+so an operation is issued when due even while other operations, on its file too, are still
+outstanding: a slow server shows up as latency and lateness, not as a lower offered load. What
+orders the events of one object is the worker's gate (``run.key_gate``): an event waits only for
+the earlier ones it depends on (``schedule.format.ORDERED_OPS``).
 
 An asynchronous backend (HDFS) is driven by one dispatcher instead (``run_async_dispatch``): every
 event is issued at its due time whatever else is in flight on its file, unless it depends on an
@@ -45,6 +46,7 @@ from mimesisbench.backends.base import AsyncOp, NativeLaneRunner, Outcome, SyncO
 from mimesisbench.errors import BackendError
 from mimesisbench.jobs import StopSignal
 from mimesisbench.native import binary_buffers
+from mimesisbench.run.key_gate import KeyGate
 from mimesisbench.schedule.format import ORDERED_OPS, OpCode
 
 #: events converted to Python lists per step (bounded memory; the cost lands before a wait)
@@ -228,10 +230,14 @@ def run_sync_lane(
     yield_spin: bool = False,
     chunk: int = CHUNK,
     paced: bool = True,
+    gate: KeyGate | None = None,
 ) -> None:
     """Issue every event of ``lane`` at ``origin_ns + due`` (monotonic). Records in place.
 
     ``paced=False`` (time scale 0): wait for the barrier once, then issue back to back.
+    ``gate``: the worker's lanes share events round robin, and an event also waits for the
+    earlier events on its object it depends on (``run.key_gate``); one late past
+    ``max_drift_ns`` by that wait is drift too.
 
     Returns when done or stopped; a failing backend (an exception not in ``op_errors``) is
     recorded as ``other`` for its operation and re-raised after setting ``stop``.
@@ -250,10 +256,15 @@ def run_sync_lane(
             hi = min(n, k + chunk)
             ops = lane.chunk_ops(k, hi)
             args = lane.chunk_args(k, hi)
+            rows: list[int] = lane.rows[k:hi].tolist() if gate is not None else []
             i = k
             t0 = clock()
             try:
                 for op, arg in zip(ops, args):
+                    if gate is not None and not gate.ready(rows[i - k]):
+                        lane.count = i
+                        if not gate.wait(rows[i - k], stop):
+                            return
                     t0 = clock()
                     try:
                         fns[op](arg)  # type: ignore[misc]
@@ -262,6 +273,8 @@ def run_sync_lane(
                     t1 = clock()
                     m_start[i] = t0
                     m_end[i] = t1
+                    if gate is not None:
+                        gate.end(rows[i - k])
                     i += 1
             except BaseException as exc:
                 _record_failure(lane, i, t0, clock())
@@ -275,6 +288,7 @@ def run_sync_lane(
         ops = lane.chunk_ops(k, hi)
         dues = lane.chunk_dues(k, hi)
         args = lane.chunk_args(k, hi)
+        rows = lane.rows[k:hi].tolist() if gate is not None else []
         i = k
         t0 = clock()
         try:
@@ -294,6 +308,14 @@ def run_sync_lane(
                     lane.count = i
                     stop.set("drift", f"{(t0 - due) / 1e9:.3f} s behind schedule")
                     return
+                if gate is not None and not gate.ready(rows[i - k]):
+                    lane.count = i
+                    if not gate.wait(rows[i - k], stop):
+                        return
+                    t0 = clock()
+                    if t0 - due > max_drift_ns:
+                        stop.set("drift", f"{(t0 - due) / 1e9:.3f} s behind schedule")
+                        return
                 try:
                     fns[op](arg)  # type: ignore[misc]
                 except op_errors as exc:
@@ -301,6 +323,8 @@ def run_sync_lane(
                 t1 = clock()
                 m_start[i] = t0
                 m_end[i] = t1
+                if gate is not None:
+                    gate.end(rows[i - k])
                 i += 1
         except BaseException as exc:
             _record_failure(lane, i, t0, clock())
@@ -322,8 +346,10 @@ def run_native_lane(
     paced: bool = True,
     keys: np.ndarray | None = None,
     outstanding: int = 1,
+    gate: Any = None,
 ) -> None:
     """``run_sync_lane``'s semantics in one native call (GIL released). Records in place.
+    ``gate``: the worker's native gate (``runner.key_gate``), for lanes sharing events round robin.
 
     A keyed runner (``runner.keyed``: an asynchronous backend's) has ``run_async_dispatch``'s
     semantics instead, over all of a worker's events: ``keys`` (each event's object) and
@@ -341,6 +367,8 @@ def run_native_lane(
         if keys is None or len(keys) != len(lane):
             raise ValueError(f"the native {runner.name} lane needs each event's object (keys)")
         keyed = {"keys": np.ascontiguousarray(keys, dtype=np.int64), "outstanding": max(1, outstanding)}
+    elif gate is not None:
+        keyed = {"gate": gate, "rows": np.ascontiguousarray(lane.rows, dtype=np.int64)}
     lane.follow(progress)
     try:
         status, count, behind_ns, message = runner.run(

@@ -58,10 +58,3 @@ def worker_expr(plan: PartitionPlan) -> pl.Expr:
     by_type = pl.col("file_type").replace_strict(mapping, default=None, return_dtype=pl.Int32)
     # a file of a type absent from the plan (no such file type) falls back to modulo
     return pl.when(is_dir).then(ident % n).otherwise(by_type.fill_null(ident % n)).cast(pl.Int32)
-
-
-def lane_of(keys: pl.Series, lanes: int) -> pl.Series:
-    """The lane of each event inside its worker."""
-    if lanes < 1:
-        raise ConfigError(f"concurrency must be at least 1 (got {lanes})")
-    return ((keys // 2) % lanes).cast(pl.Int32)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -30,8 +30,9 @@ from mimesisbench.backends.registry import open_backend
 from mimesisbench.jobs import Progress, ReadyInfo, StopSignal, WorkerResult, wall_to_monotonic_ns, write_part_file
 from mimesisbench.monitoring.live_stats import LiveTap
 from mimesisbench.run import lanes as lanes_mod
+from mimesisbench.run.key_gate import KeyGate, requirements, spread_lanes
 from mimesisbench.run.lanes import Lane
-from mimesisbench.run.partition import PartitionPlan, lane_of, worker_expr
+from mimesisbench.run.partition import PartitionPlan, worker_expr
 from mimesisbench.run.phase1 import build_namespace
 from mimesisbench.schedule import load_schedule
 from mimesisbench.schedule.format import OpCode
@@ -81,6 +82,7 @@ class Worker:
         self.origin_: int | None = None  # the barrier on this host's monotonic clock, once running
         self.keys_: np.ndarray | None = None  # async backends: each event's object (file or directory key)
         self.outstanding_ = 1  # async backends: operations in flight at most
+        self.gate_: Any = None  # blocking backends with several lanes: the lanes' KeyGate (Python or native)
 
     # ------------------------------------------------------------------ prepare
 
@@ -113,8 +115,8 @@ class Worker:
             self.keys_ = frame["key"].cast(pl.Int64).to_numpy()
             lane_ids = np.zeros(frame.height, dtype=np.int32)
             n_lanes = 1
-        else:
-            lane_ids = lane_of(frame["key"], n_lanes).to_numpy()
+        else:  # a hot object's events round robin over the lanes, ordered by the gate (run.key_gate)
+            lane_ids = spread_lanes(frame["key"].cast(pl.Int64).to_numpy(), n_lanes)
         has_rename = frame["path2"].is_not_null().to_numpy()
         self.lanes_ = []
         for lane_id in range(n_lanes):
@@ -136,6 +138,13 @@ class Worker:
             self.runner_ = None  # a keyed runner dispatches an async backend's events, a plain one a lane's
         if self.runner_ is not None and not native_can_run(self.runner_, ops):
             self.runner_ = None  # an operation the native lane does not know: the Python lanes run them all
+        self.gate_ = None
+        if n_lanes > 1 and not backend.is_async and not backend.stateless:
+            needs = requirements(frame["key"].cast(pl.Int64).to_numpy(), ops, lane_ids)
+            if self.runner_ is not None and self.runner_.key_gate is None:
+                self.runner_ = None  # a native lane without a gate cannot share a worker's events
+            if needs[1].any():  # some object's events are spread over lanes
+                self.gate_ = KeyGate(*needs) if self.runner_ is None else self.runner_.key_gate(*needs)  # type: ignore[misc]
         if self.runner_ is not None:
             for lane in self.lanes_:
                 lane.native_inputs()
@@ -219,7 +228,7 @@ class Worker:
                 try:
                     lanes_mod.run_native_lane(
                         lane, runner, origin, stop, flag, max_drift_ns=max_drift, spin_ns=native_spin,
-                        paced=paced,
+                        paced=paced, gate=self.gate_,
                     )
                 except BaseException as exc:  # noqa: BLE001 - reported through the result
                     errors.append(exc)
@@ -238,7 +247,7 @@ class Worker:
                     lanes_mod.run_sync_lane(
                         lane, fns, origin, stop, yield_spin=yield_spin, spin_ns=spin_ns,
                         paced=self.spec.time_scale > 0, classify=classify, op_errors=op_errors,
-                        max_drift_ns=max_drift,
+                        max_drift_ns=max_drift, gate=self.gate_,
                     )
                 except BaseException as exc:  # noqa: BLE001 - reported through the result
                     errors.append(exc)

@@ -523,7 +523,7 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
         }
     };
     // an operation begins: its first call is queued, or it ends at once (it cannot be issued)
-    let begin = |rpc: &mut Rpc, calls: &mut HashMap<i32, Flight>, i: usize| -> Option<(usize, i64, Done)> {
+    let begin = |rpc: &mut Rpc, calls: &mut HashMap<i32, Flight>, i: usize| -> Option<Ended> {
         let t0 = now_ns();
         let started = path(i).and_then(|p| target(i).and_then(|t| rpc.start(inp.ops[i], p, t)));
         match started {
@@ -531,10 +531,10 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
                 calls.insert(call, Flight { event: i, t0, stage, file_id: 0, last: None });
                 None
             }
-            Err(msg) => Some((i, t0, Err(msg))),
+            Err(msg) => Some((i, t0, now_ns(), Err(msg))),
         }
     };
-    let mut ended: Vec<(usize, i64, Done)> = Vec::new();
+    let mut ended: Vec<Ended> = Vec::new();
     let mut end = End::Done;
     let mut next = 0usize; // the next event to dispatch
     let mut dispatching = true;
@@ -544,7 +544,18 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
         }
     }
     loop {
-        // 1. dispatch what is due
+        // 1. record what ended, issue what waited for it
+        while let Some(d) = ended.pop() {
+            if d.3.is_err() {
+                stop.set();
+            }
+            for j in book.finish(inp, out, d, stop.stopped()) {
+                if let Some(e) = begin(rpc, &mut calls, j) {
+                    ended.push(e);
+                }
+            }
+        }
+        // 2. dispatch what is due
         while dispatching && next < n {
             if stop.stopped() {
                 end = End::Stopped;
@@ -572,20 +583,9 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
         if next == n {
             dispatching = false;
         }
-        // 2. send, 3. record what ended, free what waited for it
-        let sent = rpc.conn.flush();
-        if let Err(e) = sent {
+        // 3. send every call queued this turn
+        if let Err(e) = rpc.conn.flush() {
             return fail_all(&mut book, &mut calls, inp, out, progress, stop, format!("sending to the NameNode failed: {e}"));
-        }
-        while let Some((i, t0, r)) = ended.pop() {
-            if r.is_err() {
-                stop.set();
-            }
-            for j in book.finish(inp, out, (i, t0, now_ns(), r), stop.stopped()) {
-                if let Some(e) = begin(rpc, &mut calls, j) {
-                    ended.push(e);
-                }
-            }
         }
         progress.publish(book.prefix);
         if !dispatching && calls.is_empty() && ended.is_empty() {
@@ -593,7 +593,9 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
         }
         // 4. wait for replies, or until the next event is due
         let mut timeout = MAX_SLEEP_NS;
-        if dispatching && next < n && book.used < pace.outstanding {
+        if !ended.is_empty() {
+            timeout = 0;
+        } else if dispatching && next < n && book.used < pace.outstanding {
             let due = pace.origin_ns + if pace.paced { inp.due[next] } else { 0 };
             let left = due - now_ns();
             timeout = if left <= pace.spin_ns { 0 } else { (left - pace.spin_ns).min(MAX_SLEEP_NS) };
@@ -601,9 +603,11 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
         if timeout > 0 || rpc.conn.pending() {
             rpc.conn.wait(timeout);
         }
+        // 5. take every reply that arrived (its end time: now)
         if let Err(e) = rpc.conn.flush().and_then(|_| rpc.conn.fill()) {
             return fail_all(&mut book, &mut calls, inp, out, progress, stop, format!("the NameNode connection failed: {e}"));
         }
+        let t1 = now_ns();
         while let Some(r) = rpc.conn.next_response() {
             let (call, reply) = match r {
                 Ok(x) => x,
@@ -616,8 +620,8 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
                 Ok(Next::Sent(next_call)) => {
                     calls.insert(next_call, f);
                 }
-                Ok(Next::Done(done)) => ended.push((i, f.t0, done)),
-                Err(msg) => ended.push((i, f.t0, Err(msg))),
+                Ok(Next::Done(done)) => ended.push((i, f.t0, t1, done)),
+                Err(msg) => ended.push((i, f.t0, t1, Err(msg))),
             }
         }
     }

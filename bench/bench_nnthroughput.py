@@ -9,7 +9,8 @@ before timing; ``create`` runs NNThroughputBenchmark with ``-close`` so both too
 ``create`` + ``complete`` per file.
 
 On a small machine the client competes with the NameNode for CPU, so the lighter client leaves
-the NameNode more: MimesisBench's rate should be at least NNThroughputBenchmark's (ratio >= 1).
+the NameNode more: MimesisBench's rate (micro's default client: the native HDFS lane where it is
+installed) should be at least 1.5 times NNThroughputBenchmark's (``BAR``).
 
     .venv/bin/python bench/bench_nnthroughput.py [--files 50000] [--threads 8] [--repeat 3]
 
@@ -42,6 +43,8 @@ NNT_CLASS = "org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark"
 OPS = ("create", "open", "fileStatus", "delete")
 BLOCK_SIZE = 134217728  # the NameNode's default; NNThroughputBenchmark's 16 bytes needs a min-block-size change
 OPS_LINE = re.compile(r"Ops per sec:\s*([0-9.]+)")
+#: the issue's bar: micro at least this many times NNThroughputBenchmark's rate
+BAR = 1.5
 LOG4J = """log4j.rootLogger=INFO,stderr
 log4j.appender.stderr=org.apache.log4j.ConsoleAppender
 log4j.appender.stderr.Target=System.err
@@ -145,9 +148,9 @@ def main() -> None:
     ok = True
     for op, (nnt, ours, lat) in results.items():
         ratio = ours / nnt if nnt else float("inf")
-        ok = ok and ratio >= 1.0
+        ok = ok and ratio >= BAR
         print(f"{op:12s} {nnt:19.0f} {ours:19.0f} {ratio:7.2f} {lat['p50']:8.3f} {lat['p99']:8.3f}")
-    print(f"\nload average after {os.getloadavg()[0]:.2f}; all ratios >= 1: {'yes' if ok else 'NO'}")
+    print(f"\nload average after {os.getloadavg()[0]:.2f}; all ratios >= {BAR}: {'yes' if ok else 'NO'}")
     sys.exit(0 if ok else 1)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from tests.unit.cli_run import run_cli
 
 from mimesisbench.datajobs.layout import file_size, task_offsets
 from mimesisbench.datajobs.spec import DataJob, parse_data_job, parse_data_jobs
@@ -196,7 +197,9 @@ def test_the_interference_table_knows_its_answers() -> None:
     assert bandwidth.worse and rows["throughput"].change_pct.mean == 0.0
 
 
-def test_a_study_runs_every_kind_on_its_own_namespace(small_schedule: Path, tmp_path: Path) -> None:
+def test_a_study_runs_every_kind_on_its_own_namespace(
+    small_schedule: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from mimesisbench.analysis.interference import interference_table, rows_json
     from mimesisbench.run.interference import InterferenceConfig, run_interference, run_order, sub_backend
 
@@ -218,3 +221,12 @@ def test_a_study_runs_every_kind_on_its_own_namespace(small_schedule: Path, tmp_
         summary = json.loads((Path(r["run_dir"]) / "summary.json").read_text())
         assert (summary.get("data") is not None) == (r["kind"] != "metadata")
         assert (summary["operations_issued"] > 0) == (r["kind"] != "data")
+    # the report of the study: its table and its figure, beside the runs
+    code, out, err = run_cli(["report", str(tmp_path / "study"), "-o", str(tmp_path / "report")], capsys)
+    assert code == 0 and "report of 6 run(s)" in out, err
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "Interference" in html
+    assert "data1 write bandwidth" in html and "change % (95 % CI)" in html
+    assert (tmp_path / "report" / "figures" / "interference1.svg").is_file()
+    worse = sum(row["worse"] for row in study["table"])
+    assert html.count("<strong>worse</strong>") == worse + 1  # each row beyond its interval, and the note

@@ -13,7 +13,7 @@ and throughput; per data job and op, its bandwidth and mean call latency.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -124,3 +124,21 @@ def rows_json(rows: Sequence[InterferenceRow]) -> list[dict[str, Any]]:
             data[key]["ci95"] = None if ci is None else [ci[0], ci[1]]
         out.append(data)
     return out
+
+
+def rows_from_json(data: Sequence[Mapping[str, Any]]) -> list[InterferenceRow]:
+    """``rows_json``'s inverse (an ``interference.json``'s ``table``); KeyError or ValueError on
+    a table that is not one."""
+
+    def interval(d: Mapping[str, Any]) -> Interval:
+        ci = d.get("ci95")
+        return Interval(mean=float(d["mean"]), ci95=None if ci is None else (float(ci[0]), float(ci[1])))
+
+    return [
+        InterferenceRow(
+            side=str(r["side"]), figure=str(r["figure"]), unit=str(r["unit"]), higher_is_better=bool(r["higher_is_better"]),
+            alone=interval(r["alone"]), together=interval(r["together"]), change_pct=interval(r["change_pct"]),
+            worse=bool(r["worse"]),
+        )
+        for r in data
+    ]

@@ -14,12 +14,14 @@ from mimesisbench.errors import ConfigError
 
 
 def _side_dirs(paths: tuple[Path, ...]) -> list[Path]:
-    """Run directories of one side: each path is a run directory or a folder of run directories."""
+    """Run directories of one side: each path is a run directory or a folder of run directories
+    (an interference study's folder is kept whole: the report adds its table)."""
     from mimesisbench.results.load import find_run_dirs, is_run_dir
+    from mimesisbench.run.interference import STUDY_FILE
 
     out: list[Path] = []
     for path in paths:
-        if path.is_dir() and not is_run_dir(path):
+        if path.is_dir() and not is_run_dir(path) and not (path / STUDY_FILE).is_file():
             found = find_run_dirs(path)
             if found:
                 out.extend(found)
@@ -49,7 +51,8 @@ def report_command(run_dirs: tuple[Path, ...], out: Path, title: str | None, max
     """Write an HTML report (SVG figures inline, SVG and PNG files beside it) of one or more runs.
 
     Each RUN_DIR is a run directory, or a folder whose run directories are all included. With
-    several runs at different loads the report adds the throughput-latency knee curve.
+    several runs at different loads the report adds the throughput-latency knee curve; an
+    interference study's folder (``interfere -o``) adds its table and figure.
     """
     from mimesisbench.report.build import ReportOptions, build_report
 

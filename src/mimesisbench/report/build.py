@@ -9,6 +9,7 @@ Layout of the output directory::
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from mimesisbench import __version__
 from mimesisbench.analysis.data_calls import run_data_calls
 from mimesisbench.analysis.histogram import run_histograms
+from mimesisbench.analysis.interference import InterferenceRow, rows_from_json
 from mimesisbench.analysis.knee import is_load_series, load_points
 from mimesisbench.analysis.series import DEFAULT_MAX_POINTS, RunSeries, run_series
 from mimesisbench.analysis.server import server_series
@@ -26,6 +28,7 @@ from mimesisbench.report.html import Page, banner, figure
 from mimesisbench.report.style import Rendered, plotting, write_files
 from mimesisbench.results import rundir
 from mimesisbench.results.load import RunData, load_runs
+from mimesisbench.run.interference import STUDY_FILE
 
 FIGURES_DIR = "figures"
 PAGE = "index.html"
@@ -156,11 +159,53 @@ def _overview_figures(runs: Sequence[RunData], all_series: Sequence[RunSeries]) 
     return figures
 
 
+@dataclass(frozen=True)
+class _Study:
+    """An interference study given to ``report`` (a directory ``mimesisbench interfere`` wrote)."""
+
+    path: Path
+    rows: list[InterferenceRow]
+    run_dirs: list[Path]  # its runs, in the order they ran
+
+
+def _interference_studies(paths: Sequence[str | Path]) -> dict[Path, _Study]:
+    """The interference studies among ``paths``, by path."""
+    studies = {}
+    for path in map(Path, paths):
+        file = path / STUDY_FILE
+        if not file.is_file():
+            continue
+        try:
+            study = json.loads(file.read_text(encoding="utf-8"))
+            rows = rows_from_json(study.get("table") or [])
+            listed = [Path(r["run_dir"]) for r in study.get("runs") or []]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ConfigError(f"{file}: not an interference study's file ({type(exc).__name__}: {exc})") from None
+        # a study moved elsewhere still holds its runs under runs/
+        run_dirs = [d if d.is_dir() else path / "runs" / d.name for d in listed]
+        studies[path] = _Study(path=path, rows=rows, run_dirs=run_dirs)
+    return studies
+
+
+def _interference(page: Page, studies: Sequence[_Study]) -> list[Rendered]:
+    figures = []
+    for i, study in enumerate(studies):
+        page.heading(f"Interference: {study.path.name}" if len(studies) > 1 else "Interference")
+        page.add(sections.interference_html(study.rows))
+        if study.rows:
+            fig = plots_data.interference_figure(study.rows, f"interference{i + 1}", "Change together vs alone")
+            page.add(figure(fig, FIGURES_DIR))
+            figures.append(fig)
+    return figures
+
+
 def build_report(run_dirs: Sequence[str | Path], out: str | Path, options: ReportOptions | None = None) -> ReportResult:
-    """Write the report of one or more runs to ``out`` (created if needed)."""
+    """Write the report of one or more runs to ``out`` (created if needed). An interference
+    study's directory stands for its runs, and adds the study's table and figure."""
     opts = options or ReportOptions()
     began = time.perf_counter()
-    runs = load_runs(run_dirs)
+    studies = _interference_studies(run_dirs)
+    runs = load_runs([d for p in run_dirs for d in (studies[Path(p)].run_dirs if Path(p) in studies else [Path(p)])])
     out_dir = Path(out)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -172,6 +217,8 @@ def build_report(run_dirs: Sequence[str | Path], out: str | Path, options: Repor
     written: list[Path] = []
     all_series = [run_series(run, max_points=opts.max_points) for run in runs]
     with plotting():
+        for fig in _interference(page, list(studies.values())):
+            written.extend(write_files(fig, out_dir / FIGURES_DIR))
         if multi:
             overview = _overview_figures(runs, all_series)
             _overview(page, runs, overview)

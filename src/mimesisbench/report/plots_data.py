@@ -1,5 +1,6 @@
 """Figures of the data jobs' calls: bandwidth over time, offset in the file over time (the
-access-pattern view IOScope gives), and the calls' latency distribution.
+access-pattern view IOScope gives), the calls' latency distribution, and an interference
+study's changes (replay and data jobs together vs alone).
 
 Every function takes what ``mimesisbench.analysis.data_calls`` computed and only draws it.
 """
@@ -14,6 +15,7 @@ import polars as pl
 
 from mimesisbench.analysis.data_calls import OffsetSample, RunDataCalls
 from mimesisbench.analysis.histogram import Histogram
+from mimesisbench.analysis.interference import InterferenceRow
 from mimesisbench.report.style import PALETTE, Rendered, log_axis, new_figure, render
 
 MAX_LINES = 10
@@ -143,3 +145,24 @@ def latency_figure(hists: Sequence[Histogram], name: str, title: str) -> Rendere
     caption = ("Fraction of each job's calls of an op that took at least a given time (start to return of the call), "
                f"from log-spaced histograms (about 12% bins, from 1 µs); the tail is on the right.{more}")
     return render(fig, name, title, caption)
+
+
+def interference_figure(rows: Sequence[InterferenceRow], name: str, title: str) -> Rendered:
+    """Each figure's change together vs alone (%) with its 95 % interval, one row per figure;
+    red where the change is beyond its interval for the worse."""
+    fig, ax = new_figure(height=max(2.4, 0.32 * len(rows) + 1.2))
+    labels = [f"{r.side}: {r.figure}" for r in rows]
+    y = np.arange(len(rows))[::-1]
+    for yi, r in zip(y, rows):
+        colour = "#c0392b" if r.worse else PALETTE[0]
+        ci = r.change_pct.ci95
+        if ci is not None:
+            ax.plot([ci[0], ci[1]], [yi, yi], color=colour, lw=2)
+        ax.plot([r.change_pct.mean], [yi], "o", color=colour)
+    ax.axvline(0.0, color="#888888", lw=1, ls=":")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels)
+    ax.set_xlabel("change together vs alone (%)")
+    ax.set_title(title)
+    return render(fig, name, title, "Dots: the change of each figure's mean when the replay and the data jobs run together; "
+                  "bars: Welch's 95 % interval; red: worse beyond the interval.")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mimesisbench.analysis.data_calls import data_op_stats
+from mimesisbench.analysis.interference import InterferenceRow, Interval
 from mimesisbench.analysis.knee import LoadPoint
 from mimesisbench.report.html import banner, esc, facts, flatten, fmt_num, fmt_time, kv_table, table
 from mimesisbench.results.load import RunData
@@ -203,3 +204,31 @@ def runs_overview(runs: Sequence[RunData], points: Sequence[LoadPoint]) -> str:
             ]
         )
     return table(headers, rows)
+
+
+INTERFERENCE_HEADERS = ["side", "figure", "unit", "alone (95 % CI)", "together (95 % CI)", "change % (95 % CI)", ""]
+
+
+def _with_ci(iv: Interval, *, pct: bool = False) -> str:
+    fmt = (lambda v: f"{v:+.1f}") if pct else fmt_num
+    if iv.ci95 is None:
+        return esc(fmt(iv.mean))
+    return f"{esc(fmt(iv.mean))} <small>[{esc(fmt(iv.ci95[0]))}, {esc(fmt(iv.ci95[1]))}]</small>"
+
+
+def interference_html(rows: Sequence[InterferenceRow]) -> str:
+    """The interference study's table (``mimesisbench interfere``), as printed."""
+    if not rows:
+        return "<p>The study has no figures yet (no run of some kind completed).</p>"
+    note = (
+        "<p>Each figure alone (its kind run by itself) and together (replay and data jobs from one barrier), the "
+        "mean and Student-t 95 % interval over the repetitions, and the change together vs alone with Welch's 95 % "
+        "interval of the difference of the means over the mean alone. <strong>worse</strong>: a change beyond its "
+        "interval, for the worse.</p>"
+    )
+    body = [
+        [esc(r.side), esc(r.figure), esc(r.unit), _with_ci(r.alone), _with_ci(r.together), _with_ci(r.change_pct, pct=True),
+         "<strong>worse</strong>" if r.worse else ""]
+        for r in rows
+    ]
+    return note + table(INTERFERENCE_HEADERS, body)

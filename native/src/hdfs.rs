@@ -32,7 +32,7 @@ use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::lane::{now_ns, LaneProgress, Paths, StopFlag};
+use crate::lane::{now_ns, LaneProgress, Outputs, Paths, StopFlag};
 use crate::namenode::{
     address, simple_user, AppendRequest, AppendResponse, BoolResult, CompleteRequest, Connection, CreateRequest,
     DeleteRequest, DirectoryListing, Empty, FileStatus, FirstField, FsPermission, GetBlockLocationsRequest,
@@ -414,12 +414,6 @@ struct Inputs<'a> {
     keys: &'a [i64],
     paths: Paths<'a>,
     targets: Option<Paths<'a>>,
-}
-
-struct Outputs<'a> {
-    start: &'a mut [i64],
-    end: &'a mut [i64],
-    outcome: &'a mut [u8],
 }
 
 struct Pacing {

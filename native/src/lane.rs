@@ -1,5 +1,5 @@
 //! What every native replay lane shares: the stop flag of a worker, a lane's published count,
-//! the Arrow-layout path buffers and the clock (CLOCK_MONOTONIC, Python's `time.monotonic_ns`).
+//! the Arrow-layout path buffers, the output arrays and the clock (CLOCK_MONOTONIC, Python's `time.monotonic_ns`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -97,6 +97,13 @@ impl<'a> Paths<'a> {
         // checked in `new`: monotonic offsets within `bytes`
         &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
+}
+
+/// What a lane records per operation, in the lane's numpy arrays (written in place).
+pub(crate) struct Outputs<'a> {
+    pub(crate) start: &'a mut [i64],
+    pub(crate) end: &'a mut [i64],
+    pub(crate) outcome: &'a mut [u8],
 }
 
 /// CLOCK_MONOTONIC in ns (Python's `time.monotonic_ns`).

@@ -26,7 +26,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::key_gate::KeyGate;
-use crate::lane::{now_ns, LaneProgress, Paths, StopFlag};
+use crate::lane::{now_ns, LaneProgress, Outputs, Paths, StopFlag};
 
 // Op codes (`mimesisbench.synth.format.OpCode`).
 const CREATE: u8 = 1;
@@ -284,12 +284,6 @@ fn end_gate(inp: &Inputs, i: usize) {
     if let Some((gate, rows)) = inp.gate {
         gate.end(rows[i] as usize);
     }
-}
-
-struct Outputs<'a> {
-    start: &'a mut [i64],
-    end: &'a mut [i64],
-    outcome: &'a mut [u8],
 }
 
 struct Pacing {

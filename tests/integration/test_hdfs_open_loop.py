@@ -9,34 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
+from tests.unit.hot_file import hot_file_trace, max_overlap
 
 pytestmark = pytest.mark.integration
-
-
-def _hot_file_trace(path: Path, reads: int) -> Path:
-    """A verbatim trace: create /hot/f, ``reads`` opens and getfileinfos of it 1 ms apart, delete it."""
-    rows = [(0, "create"), *((1 + i, "open" if i % 2 else "getfileinfo") for i in range(reads)), (reads + 2, "delete")]
-    pl.DataFrame({"time_ms": [1_700_000_000_000 + t for t, _ in rows], "op": [op for _, op in rows],
-                  "path": "/hot/f", "dst": None, "user": "u", "allowed": True}).write_csv(path)
-    return path
-
-
-def _max_overlap(start: np.ndarray, end: np.ndarray) -> int:
-    """The most operations in flight at once (from their recorded spans)."""
-    times = np.concatenate([start, end])
-    steps = np.concatenate([np.ones(start.size, np.int64), -np.ones(end.size, np.int64)])
-    order = np.lexsort((steps, times))  # at a tie an end comes before a start
-    return int(np.cumsum(steps[order]).max())
 
 
 @pytest.mark.parametrize("afap", [False, True], ids=["paced", "as-fast-as-possible"])
 def test_a_hot_file_has_many_operations_in_flight_and_its_order_holds(local_hdfs, tmp_path: Path, afap: bool) -> None:  # type: ignore[no-untyped-def]
     schedule = tmp_path / "schedule"
     done = subprocess.run([sys.executable, "-m", "mimesisbench", "schedule-from-trace",
-                           str(_hot_file_trace(tmp_path / "trace.csv", 3000)), "-o", str(schedule)],
+                           str(hot_file_trace(tmp_path / "trace.csv", 3000)), "-o", str(schedule)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     timing = ["--as-fast-as-possible"] if afap else ["--time-scale", "0.2"]  # 3,000 reads in 0.6 s: 5,000/s
@@ -51,7 +35,7 @@ def test_a_hot_file_has_many_operations_in_flight_and_its_order_holds(local_hdfs
     assert summary["mode"] == ("as-fast-as-possible" if afap else "paced")
     samples = pl.read_parquet(run_dir / "samples.parquet")
     start, end = samples["start_us"].to_numpy(), samples["end_us"].to_numpy()
-    assert _max_overlap(start, end) > 8  # one file, many operations in flight (one lane per file: 1)
+    assert max_overlap(start, end) > 8  # one file, many operations in flight (one lane per file: 1)
     by_op = {op: samples.filter(pl.col("op") == op) for op in ("create", "open", "getfileinfo", "delete")}
     reads = pl.concat([by_op["open"], by_op["getfileinfo"]])
     assert reads["start_us"].min() >= by_op["create"]["end_us"][0]

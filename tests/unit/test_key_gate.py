@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 from tests.unit.cli_run import run_cli
+from tests.unit.hot_file import hot_file_trace, max_overlap
 
 from mimesisbench.jobs import StopSignal
 from mimesisbench.native import ENV_SWITCH
@@ -72,26 +73,12 @@ def test_a_stop_ends_a_wait() -> None:
     assert gate.wait(1, stop) is False
 
 
-def _hot_trace(path: Path, reads: int) -> Path:
-    rows = [(0, "create"), *((1 + i, "open" if i % 2 else "getfileinfo") for i in range(reads)), (reads + 2, "delete")]
-    pl.DataFrame({"time_ms": [1_700_000_000_000 + t for t, _ in rows], "op": [op for _, op in rows],
-                  "path": "/hot/f", "dst": None, "user": "u", "allowed": True}).write_csv(path)
-    return path
-
-
-def _max_overlap(start: np.ndarray, end: np.ndarray) -> int:
-    times = np.concatenate([start, end])
-    steps = np.concatenate([np.ones(start.size, np.int64), -np.ones(end.size, np.int64)])
-    order = np.lexsort((steps, times))  # at a tie an end comes before a start
-    return int(np.cumsum(steps[order]).max())
-
-
 @pytest.mark.parametrize(("lanes", "wrapper"), [("native", ""), ("python", ""), ("python", "delay:2ms+")])
 def test_a_hot_file_is_spread_over_the_lanes_and_its_order_holds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], lanes: str, wrapper: str
 ) -> None:
     reads = 200 if wrapper else 2000
-    code, _, err = run_cli(["schedule-from-trace", str(_hot_trace(tmp_path / "t.csv", reads)), "-o",
+    code, _, err = run_cli(["schedule-from-trace", str(hot_file_trace(tmp_path / "t.csv", reads)), "-o",
                             str(tmp_path / "s")], capsys)
     assert code == 0, err
     # its own process: the switch reaches the workers (a forkserver started earlier keeps its environment)
@@ -112,4 +99,4 @@ def test_a_hot_file_is_spread_over_the_lanes_and_its_order_holds(
     assert got["start_us"].min() >= by_op["create"]["end_us"][0]
     assert by_op["delete"]["start_us"][0] >= got["end_us"].max()
     if wrapper:  # each read held 2 ms: four lanes have several in flight (one lane per file: 1)
-        assert _max_overlap(got["start_us"].to_numpy(), got["end_us"].to_numpy()) > 1
+        assert max_overlap(got["start_us"].to_numpy(), got["end_us"].to_numpy()) > 1

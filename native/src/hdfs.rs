@@ -727,12 +727,7 @@ impl HdfsLane {
     ) -> PyResult<(&'static str, usize, i64, String)> {
         let ops_s = ops.as_slice()?;
         let n = ops_s.len();
-        let paths = Paths::new(offsets.as_slice()?, data.as_slice()?, n, "paths")?;
-        let targets = match (&offsets2, &data2) {
-            (Some(o), Some(d)) => Some(Paths::new(o.as_slice()?, d.as_slice()?, n, "rename targets")?),
-            (None, None) => None,
-            _ => return Err(PyValueError::new_err("give both offsets2 and data2, or neither")),
-        };
+        let (paths, targets) = Paths::lane(&offsets, &data, &offsets2, &data2, n)?;
         let inp = Inputs { ops: ops_s, due: due_ns.as_slice()?, keys: keys.as_slice()?, paths, targets };
         let mut out = Outputs { start: start_ns.as_slice_mut()?, end: end_ns.as_slice_mut()?, outcome: outcome.as_slice_mut()? };
         if inp.due.len() != n || inp.keys.len() != n || out.start.len() != n || out.end.len() != n || out.outcome.len() != n {

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -90,6 +91,24 @@ impl<'a> Paths<'a> {
             prev = o;
         }
         Ok(Paths { offsets, bytes })
+    }
+
+    /// A lane's paths and, when it has renames, their targets (both arrays or neither).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn lane(
+        offsets: &'a PyReadonlyArray1<'_, i64>,
+        data: &'a PyReadonlyArray1<'_, u8>,
+        offsets2: &'a Option<PyReadonlyArray1<'_, i64>>,
+        data2: &'a Option<PyReadonlyArray1<'_, u8>>,
+        n: usize,
+    ) -> PyResult<(Paths<'a>, Option<Paths<'a>>)> {
+        let paths = Paths::new(offsets.as_slice()?, data.as_slice()?, n, "paths")?;
+        let targets = match (offsets2, data2) {
+            (Some(o), Some(d)) => Some(Paths::new(o.as_slice()?, d.as_slice()?, n, "rename targets")?),
+            (None, None) => None,
+            _ => return Err(PyValueError::new_err("give both offsets2 and data2, or neither")),
+        };
+        Ok((paths, targets))
     }
 
     #[inline]

@@ -1,29 +1,30 @@
 //! The HDFS replay lane: a worker's whole dispatch against a NameNode, outside the interpreter.
 //!
 //! The twin of `run_async_dispatch` in `mimesisbench/run/lanes.py` driving the hdfs backend's
-//! `aio_*` operations (`mimesisbench/backends/hdfs.py`), through the same `hdfs-native` crate
-//! the Python package wraps; the Python dispatcher stays the reference and the tests compare the
-//! two on the real NameNode. The whole lane runs with the GIL released on a single-threaded
-//! tokio runtime made for the call: the dispatcher, the operations and the client's connection
-//! tasks share one thread, so no operation costs a thread hand-off.
+//! `aio_*` operations (`mimesisbench/backends/hdfs.py`): the same NameNode calls per operation,
+//! sent by this lane's own RPC client (`namenode.rs`) from one thread with the GIL released, no
+//! runtime and no thread hand-off per operation. The Python dispatcher (over `hdfs-native`)
+//! stays the reference; the tests compare the two on the real NameNode.
 //!
 //! Semantics (as the Python dispatcher): every event is issued at its due time (or back to back
 //! when not paced) whatever else is in flight on its object, unless it depends on an earlier one:
-//! an operation of `ORDERED` waits for every earlier operation on its object (`keys`), and any
+//! an operation of `ordered` waits for every earlier operation on its object (`keys`), and any
 //! later operation on the object waits for it. At most `outstanding` operations are in flight,
 //! waiting ones included; a dispatch held back by that bound is late, and more than
 //! `max_drift_ns` late stops the run (drift). Recorded per operation in place: the actual start
-//! and end (CLOCK_MONOTONIC ns) and the outcome code; the published count is the prefix of
-//! events that ended. Stopped, operations in flight end and are recorded, waiting ones are not
-//! issued (the prefix ends at the first of them).
+//! (when its first call is queued) and end (when its last reply is read), CLOCK_MONOTONIC ns, and
+//! the outcome code; the published count is the prefix of events that ended. Stopped,
+//! operations in flight end and are recorded, waiting ones are not issued (the prefix ends at the
+//! first of them).
 //!
-//! Outcomes, as `classify_hdfs(translate_error(...))`: `FileNotFound` and the server's
-//! `FileNotFoundException`, `ParentNotDirectoryException` (and an `AccessControlException`
-//! saying "is not a directory") -> not_found; `AlreadyExists`, `FileAlreadyExistsException`,
+//! Outcomes, as `classify_hdfs(translate_error(...))` on what `hdfs-native` raises: a status or
+//! location the NameNode does not return, `FileNotFoundException`, `ParentNotDirectoryException`
+//! (and an `AccessControlException` saying "is not a directory") -> not_found;
+//! `FileAlreadyExistsException`, `AlreadyBeingCreatedException`,
 //! `PathIsNotEmptyDirectoryException` -> exists; `AccessControlException`,
 //! `AuthorizationException`, `SafeModeException` -> permission; another server exception ->
-//! other; `StandbyException`, `RetriableException` and any client-side error (connection lost,
-//! a bad response) mean the backend is broken: the operation counts as other and the run stops.
+//! other; `StandbyException`, `RetriableException`, a fatal reply and a broken connection mean
+//! the backend is broken: the operation counts as other and the run stops.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;

@@ -141,10 +141,13 @@ class Worker:
         self.gate_ = None
         if n_lanes > 1 and not backend.is_async and not backend.stateless:
             needs = requirements(frame["key"].cast(pl.Int64).to_numpy(), ops, lane_ids)
-            if self.runner_ is not None and self.runner_.key_gate is None:
-                self.runner_ = None  # a native lane without a gate cannot share a worker's events
             if needs[1].any():  # some object's events are spread over lanes
-                self.gate_ = KeyGate(*needs) if self.runner_ is None else self.runner_.key_gate(*needs)  # type: ignore[misc]
+                make_gate = None if self.runner_ is None else self.runner_.key_gate
+                if make_gate is None:
+                    self.runner_ = None  # a native lane without a gate cannot share a worker's events
+                    self.gate_ = KeyGate(*needs)
+                else:
+                    self.gate_ = make_gate(*needs)
         if self.runner_ is not None:
             for lane in self.lanes_:
                 lane.native_inputs()

@@ -91,6 +91,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import Any, ClassVar, NoReturn
+from xml.etree import ElementTree
 
 import numpy as np
 import polars as pl
@@ -190,6 +191,29 @@ def translate_error(exc: BaseException, url: str) -> BaseException:
         return HdfsOpError(code, f"{short}: {message}", java_class)
     first = text.split("\n", 1)[0]
     return BackendError(f"HDFS at {url} failed: {type(exc).__name__}: {first}")
+
+
+def security_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the Hadoop configuration the client reads asks for more than simple
+    authentication: ``hadoop.security.authentication`` in ``core-site.xml`` or ``hdfs-site.xml``
+    of ``HADOOP_CONF_DIR`` (else ``HADOOP_HOME/etc/hadoop``), where hdfs-native looks. An
+    unreadable file counts as secured (the native lane, which speaks simple authentication only,
+    then leaves the cluster to hdfs-native)."""
+    env = os.environ if environ is None else environ
+    conf = env.get("HADOOP_CONF_DIR") or (os.path.join(env["HADOOP_HOME"], "etc", "hadoop") if env.get("HADOOP_HOME") else "")
+    value = None
+    for name in ("core-site.xml", "hdfs-site.xml"):
+        path = os.path.join(conf, name)
+        if not conf or not os.path.isfile(path):
+            continue
+        try:
+            root = ElementTree.parse(path).getroot()  # the user's own Hadoop configuration files
+        except (OSError, ElementTree.ParseError):
+            return True
+        for prop in root.iter("property"):
+            if (prop.findtext("name") or "").strip() == "hadoop.security.authentication":
+                value = (prop.findtext("value") or "").strip()
+    return value is not None and value != "simple"
 
 
 def classify_hdfs(exc: BaseException) -> Outcome:
@@ -429,8 +453,8 @@ class HdfsBackend(Backend):
         module = native_module()
         if module is None or not hasattr(module, "HdfsLane") or self._owner is None:
             return None
-        if self.parts.port is None or dict(self.parts.config) != dict(DEFAULT_CLIENT_CONFIG):
-            return None  # a nameservice (HA) or Hadoop client keys: hdfs-native's client honours them
+        if self.parts.port is None or dict(self.parts.config) != dict(DEFAULT_CLIENT_CONFIG) or security_enabled():
+            return None  # a nameservice (HA), Hadoop client keys, Kerberos: hdfs-native's client handles them
         owner, group = self._owner
         lane = module.HdfsLane(
             self.parts.fs_url, strict_mkdirs=self._strict_mkdirs, owner=owner, group=group,

@@ -129,7 +129,7 @@ fn classify(class: &str, message: &str) -> Done {
     }
 }
 
-/// What the backend read at `connect` and the URL's options, and the server's defaults.
+/// What the backend read at `connect` and the URL's options.
 struct Settings {
     strict_mkdirs: bool,
     owner: String,

@@ -255,7 +255,7 @@ struct Inputs<'a> {
     due: &'a [i64],
     paths: Paths<'a>,
     targets: Option<Paths<'a>>,
-    /// the worker's gate and each event's position in it (lanes sharing events round robin)
+    /// the worker's gate and each event's position in it (lanes sharing hot objects' events)
     gate: Option<(&'a KeyGate, &'a [i64])>,
 }
 

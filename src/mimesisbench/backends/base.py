@@ -220,7 +220,7 @@ class NativeLaneRunner:
     #: a dispatcher over all of a worker's events (see ``run.lanes.run_native_lane``): ``run``
     #: also takes ``keys=`` (each event's object) and ``outstanding=`` (operations in flight)
     keyed: bool = False
-    #: lanes sharing a worker's events round robin: ``key_gate(key, need, offsets, events)`` makes
+    #: lanes sharing hot objects' events round robin: ``key_gate(key, need, offsets, events)`` makes
     #: the gate they share (``run.key_gate.requirements``), given to ``run`` as ``gate=`` with
     #: ``rows=`` (each event's position in it); None: the runner has no gate
     key_gate: Callable[..., Any] | None = None

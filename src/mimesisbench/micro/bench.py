@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from mimesisbench.backends.base import Backend
+from mimesisbench.backends.base import Backend, NativeLaneRunner
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.errors import BackendError, MimesisError
 from mimesisbench.micro.cleanup import remove_tree
@@ -70,11 +70,12 @@ def _ops(backend: Backend, code: OpCode) -> tuple[Any, Any]:
     return sync, aio
 
 
-def _prepare_step(backend: Backend, code: OpCode, paths: list[Any], concurrency: int, what: str) -> None:
+def _prepare_step(
+    backend: Backend, runner: NativeLaneRunner | None, code: OpCode, paths: list[Any], concurrency: int, what: str
+) -> None:
     if not paths:
         return
     sync, aio = _ops(backend, code)
-    runner = native_runner(backend)
     timings = run_batch(backend, sync, aio, paths, concurrency, native=None if runner is None else (runner, code))
     errors = error_counts(timings.outcome)
     if errors:
@@ -82,13 +83,13 @@ def _prepare_step(backend: Backend, code: OpCode, paths: list[Any], concurrency:
         raise BackendError(f"preparing the micro-benchmark: {what} failed ({summary})")
 
 
-def _prepare(backend: Backend, plan: MicroPlan, concurrency: int) -> None:
+def _prepare(backend: Backend, runner: NativeLaneRunner | None, plan: MicroPlan, concurrency: int) -> None:
     dirs = backend.native_paths(plan.dirs).to_list()
-    _prepare_step(backend, OpCode.MKDIRS, dirs[:1], 1, f"making {dirs[0]!r}")
-    _prepare_step(backend, OpCode.MKDIRS, dirs[1:], concurrency, "making the directories")
+    _prepare_step(backend, runner, OpCode.MKDIRS, dirs[:1], 1, f"making {dirs[0]!r}")
+    _prepare_step(backend, runner, OpCode.MKDIRS, dirs[1:], concurrency, "making the directories")
     if plan.files.len():
         files = backend.native_paths(plan.files).to_list()
-        _prepare_step(backend, OpCode.CREATE, files, concurrency, "creating the files")
+        _prepare_step(backend, runner, OpCode.CREATE, files, concurrency, "creating the files")
 
 
 def _timed_args(backend: Backend, plan: MicroPlan) -> list[Any]:
@@ -119,11 +120,11 @@ def run_micro(config: MicroConfig, server_cpu: Callable[[], float | None] | None
     server1: float | None = None
     try:
         t0 = time.perf_counter()
-        _prepare(backend, plan, prep_conc)
+        runner = native_runner(backend)
+        _prepare(backend, runner, plan, prep_conc)
         prepare_s = time.perf_counter() - t0
         sync, aio = _ops(backend, config.op_code)
         args = _timed_args(backend, plan)
-        runner = native_runner(backend)
         native = None if runner is None else (runner, config.op_code)
         server0 = None if server_cpu is None else server_cpu()
         timings = run_batch(backend, sync, aio, args, config.concurrency, config.client, native=native)

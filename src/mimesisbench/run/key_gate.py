@@ -1,4 +1,5 @@
-"""Dependency-only ordering across the lanes of one worker (blocking backends: posix, memory).
+"""Dependency-only ordering across the lanes of one worker (blocking backends with several lanes:
+posix; the memory backend runs one).
 
 The lanes of such a worker take a hot object's events (``HOT_EVENTS`` or more) round robin, so
 its operations are spread over every lane and are in flight together (an object with fewer keeps
@@ -23,12 +24,19 @@ import numpy as np
 import polars as pl
 
 from mimesisbench.jobs import StopSignal
-from mimesisbench.schedule.format import ORDERED_OPS
+from mimesisbench.schedule.format import ORDERED_OPS, OpCode
 
 #: longest single wait for a dependency, so a stop request is noticed
 WAIT_S = 0.05
 #: an object with this many events (in one worker) has them spread over the lanes
 HOT_EVENTS = 8
+
+
+def ordered_table() -> np.ndarray:
+    """A lookup of ``schedule.format.ORDERED_OPS`` by op code."""
+    table = np.zeros(max(int(op) for op in OpCode) + 1, dtype=bool)
+    table[[int(op) for op in ORDERED_OPS]] = True
+    return table
 
 
 def spread_lanes(keys: np.ndarray, lanes: int) -> np.ndarray:
@@ -52,8 +60,7 @@ def requirements(
     offsets[k + 1]]``). With ``lanes`` (each event's lane), an object whose events all share one
     lane needs nothing from the gate: its events need 0."""
     n = len(keys)
-    ordered = np.isin(ops, np.array([int(op) for op in ORDERED_OPS], dtype=ops.dtype))
-    frame = pl.DataFrame({"key": np.asarray(keys, dtype=np.int64), "ordered": ordered, "e": np.arange(n, dtype=np.int64)})
+    frame = pl.DataFrame({"key": np.asarray(keys, dtype=np.int64), "ordered": ordered_table()[ops]})
     frame = frame.with_columns(pl.col("key").rank("dense").cast(pl.Int64).sub(1).alias("k"))
     frame = frame.with_columns(pl.int_range(pl.len()).over("k").alias("pos"))
     last = pl.when(pl.col("ordered")).then(pl.col("pos")).otherwise(None)

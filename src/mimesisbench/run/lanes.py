@@ -1,10 +1,11 @@
 """The replay loop: one lane issues its events in order, each at its scheduled time.
 
-A worker with a blocking backend runs several lanes (threads) that take its events round robin,
-so an operation is issued when due even while other operations, on its file too, are still
-outstanding: a slow server shows up as latency and lateness, not as a lower offered load. What
-orders the events of one object is the worker's gate (``run.key_gate``): an event waits only for
-the earlier ones it depends on (``schedule.format.ORDERED_OPS``).
+A worker with a blocking backend runs several lanes (threads), so an operation is issued when due
+even while other operations are still outstanding: a slow server shows up as latency and
+lateness, not as a lower offered load. An object's events share one lane, which keeps their
+order, unless the object is hot (``run.key_gate.HOT_EVENTS``): its events then go round robin
+over the lanes and the worker's gate (``run.key_gate``) makes each wait only for the earlier ones
+it depends on (``schedule.format.ORDERED_OPS``).
 
 An asynchronous backend (HDFS) is driven by one dispatcher instead (``run_async_dispatch``): every
 event is issued at its due time whatever else is in flight on its file, unless it depends on an
@@ -46,8 +47,7 @@ from mimesisbench.backends.base import AsyncOp, NativeLaneRunner, Outcome, SyncO
 from mimesisbench.errors import BackendError
 from mimesisbench.jobs import StopSignal
 from mimesisbench.native import binary_buffers
-from mimesisbench.run.key_gate import KeyGate
-from mimesisbench.schedule.format import ORDERED_OPS, OpCode
+from mimesisbench.run.key_gate import KeyGate, ordered_table
 
 #: events converted to Python lists per step (bounded memory; the cost lands before a wait)
 CHUNK = 16384
@@ -235,8 +235,8 @@ def run_sync_lane(
     """Issue every event of ``lane`` at ``origin_ns + due`` (monotonic). Records in place.
 
     ``paced=False`` (time scale 0): wait for the barrier once, then issue back to back.
-    ``gate``: the worker's lanes share events round robin, and an event also waits for the
-    earlier events on its object it depends on (``run.key_gate``); one late past
+    ``gate``: the worker's lanes share hot objects' events round robin, and an event also waits
+    for the earlier events on its object it depends on (``run.key_gate``); one late past
     ``max_drift_ns`` by that wait is drift too.
 
     Returns when done or stopped; a failing backend (an exception not in ``op_errors``) is
@@ -349,7 +349,7 @@ def run_native_lane(
     gate: Any = None,
 ) -> None:
     """``run_sync_lane``'s semantics in one native call (GIL released). Records in place.
-    ``gate``: the worker's native gate (``runner.key_gate``), for lanes sharing events round robin.
+    ``gate``: the worker's native gate (``runner.key_gate``), for lanes sharing hot objects' events.
 
     A keyed runner (``runner.keyed``: an asynchronous backend's) has ``run_async_dispatch``'s
     semantics instead, over all of a worker's events: ``keys`` (each event's object) and
@@ -392,13 +392,6 @@ def run_native_lane(
     elif status not in ("done", "stopped"):
         stop.set("failed", f"native lane ended with {status!r}")
         raise BackendError(f"native {runner.name} lane ended with {status!r}")
-
-
-def ordered_table() -> np.ndarray:
-    """A lookup of ``schedule.format.ORDERED_OPS`` by op code."""
-    table = np.zeros(max(int(op) for op in OpCode) + 1, dtype=bool)
-    table[[int(op) for op in ORDERED_OPS]] = True
-    return table
 
 
 async def run_async_dispatch(

@@ -38,10 +38,11 @@ MICRO_OP = {"getfileinfo": "fileStatus", "open": "open"}
 
 
 @contextmanager
-def fresh_cluster(prefix: str, heap: str) -> Iterator[tuple[Path, LocalHdfs]]:
+def fresh_cluster(prefix: str, heap: str, fslock_fair: bool | None = None) -> Iterator[tuple[Path, LocalHdfs]]:
     """A temporary folder with a managed HDFS started in it; both gone afterwards."""
     work = Path(tempfile.mkdtemp(prefix=prefix))
-    cluster = LocalHdfs(LocalHdfsConfig(workdir=work / "hdfs", heap=heap, startup_timeout_s=300.0))
+    cluster = LocalHdfs(LocalHdfsConfig(workdir=work / "hdfs", heap=heap, startup_timeout_s=300.0,
+                                        fslock_fair=fslock_fair))
     try:
         cluster.up()
         yield work, cluster

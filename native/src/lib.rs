@@ -1,5 +1,6 @@
 //! The native core of MimesisBench, an optional Python extension (`mimesisbench_native`):
-//! the audit-log parser, the POSIX and HDFS replay lanes and the sort of the schedule's event keys.
+//! the audit-log parser, the POSIX and HDFS replay lanes, the sort of the schedule's event keys and the
+//! simulated NameNode's event loop.
 //!
 //! Each module owns one job and registers its functions here; the Python package works without
 //! this extension (pure-Python paths stay as the reference) and uses it when it is installed.
@@ -12,6 +13,7 @@ mod key_gate;
 mod lane;
 mod namenode;
 mod posix;
+mod simnn;
 mod sort;
 
 #[pymodule]
@@ -23,5 +25,6 @@ fn mimesisbench_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     posix::register(m)?;
     hdfs::register(m)?;
     sort::register(m)?;
+    simnn::register(m)?;
     Ok(())
 }

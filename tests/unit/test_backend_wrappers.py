@@ -21,13 +21,13 @@ from tests.unit.test_run_schedules import workload
 from mimesisbench.backends.base import Outcome
 from mimesisbench.backends.memory import MemoryBackend
 from mimesisbench.backends.registry import backend_class, innermost_url, open_backend
-from mimesisbench.backends.wrap_spec import DelaySpec, FailSpec, RateSpec, op_class, parse_head
+from mimesisbench.backends.wrap_spec import DelaySpec, FailSpec, RateSpec, parse_head
 from mimesisbench.backends.wrappers import DelayBackend, InjectedFailure, RateBackend
 from mimesisbench.errors import ConfigError
 from mimesisbench.results import rundir
 from mimesisbench.run.config import RunConfig
 from mimesisbench.run.coordinator import run_benchmark
-from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.format import OpCode, op_class
 
 # ------------------------------------------------------------------------------------------ grammar
 

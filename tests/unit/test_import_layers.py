@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     (TOP, "units", "native", "jobs", "atomic", "handover"),  # TOP: the package's __init__ (``__version__``)
     ("trace", "profile", "hdfs", "schedule"),
-    ("model",),
+    ("model", "sim"),
     ("synth",),
     ("backends",),
     ("engine", "monitoring", "results", "micro", "netproxy", "datajobs"),

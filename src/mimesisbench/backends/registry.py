@@ -1,4 +1,5 @@
-"""Backends by URL: ``posix:/some/dir``, ``hdfs://host:port/dir``, ``memory``, ``null``.
+"""Backends by URL: ``posix:/some/dir``, ``hdfs://host:port/dir``, ``memory``, ``null``, ``simnn:``
+(a simulated NameNode, ``backends.simnn``).
 
 The URL is a backend's whole configuration, so every worker process (or a remote actor) opens
 its own instance from the same string. Third-party and test backends are named by import path:
@@ -22,6 +23,7 @@ BUILTIN_BACKENDS = MappingProxyType(
         "memory": "mimesisbench.backends.memory:MemoryBackend",
         "null": "mimesisbench.backends.null:NullBackend",
         "hdfs": "mimesisbench.backends.hdfs:HdfsBackend",
+        "simnn": "mimesisbench.backends.simnn:SimnnBackend",
     }
 )
 
@@ -60,12 +62,16 @@ def innermost_url(url: str) -> str:
 def backend_class(url: str) -> type[Backend]:
     """The class serving ``url`` (raises ``ConfigError`` for an unknown scheme)."""
     if not url or not url.strip():
-        raise ConfigError("no backend given (use posix:/dir, hdfs://host:port/dir, memory or null)")
+        raise ConfigError("no backend given (use posix:/dir, hdfs://host:port/dir, memory, null or simnn:)")
     scheme = scheme_of(url)
     if scheme in WRAPPER_SCHEMES:
         from mimesisbench.backends.wrappers import split_head, wrapper_class
 
-        return wrapper_class(scheme, backend_class(split_head(url)[1]))
+        inner = backend_class(split_head(url)[1])
+        if getattr(inner, "virtual_time", False):
+            raise ConfigError(f"backend {url!r}: {scheme}: wraps a server replayed in real time; {inner.scheme} is "
+                              "simulated in virtual time (set its own options instead: docs/simnn.md)")
+        return wrapper_class(scheme, inner)
     if scheme == "py":
         target = url.split(":", 1)[1].split("?", 1)[0]
         if ":" not in target:

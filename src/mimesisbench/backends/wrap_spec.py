@@ -36,21 +36,11 @@ from mimesisbench.schedule.format import OpCode
 from mimesisbench.units import scaled
 
 WRAPPER_KINDS = ("delay", "rate", "fail")
-#: the audit commands that change the namespace: the ``write`` class of ``rate:read=..,write=..``
-WRITE_AUDIT_COMMANDS = frozenset({
-    "create", "delete", "mkdirs", "rename", "append", "truncate", "concat", "setPermission", "setOwner",
-    "setTimes", "setReplication", "setStoragePolicy", "setXAttr",
-})
 RATE_CLASSES = ("read", "write")
 
 _UNITS = MappingProxyType({"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0})
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)\s*$")
 _CALL = re.compile(r"^\s*([a-z]+)\s*\((.*)\)\s*$", re.DOTALL)
-
-
-def op_class(op: OpCode) -> str:
-    """``write`` for an operation that changes the namespace, else ``read``."""
-    return "write" if op.audit_cmd in WRITE_AUDIT_COMMANDS else "read"
 
 
 def parse_duration(text: str, what: str) -> float:

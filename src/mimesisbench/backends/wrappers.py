@@ -55,12 +55,11 @@ from mimesisbench.backends.wrap_spec import (
     RateSpec,
     ServiceTimes,
     WrapSpec,
-    op_class,
     parse_head,
     with_options,
 )
 from mimesisbench.errors import ConfigError
-from mimesisbench.schedule.format import OpCode
+from mimesisbench.schedule.format import OpCode, op_class
 
 #: the class attributes a run reads from a backend, taken from the wrapped backend's class
 INHERITED = ("process_local", "stateless", "is_async", "default_concurrency", "phase1_concurrency", "thread_safe")

@@ -45,7 +45,7 @@ def _print_table(result: object) -> None:
 @click.option(
     "--concurrency", "-t", type=int, default=8, show_default=True, help="Closed-loop clients (operations in flight: native, asyncio tasks or threads)."
 )
-@click.option("--backend", "-b", required=True, help="posix:/dir, memory, null or hdfs://host:port/dir; wrappers in front: delay:2ms+..., rate:5000+..., fail:0.01+... (docs/run.md).")
+@click.option("--backend", "-b", required=True, help="posix:/dir, memory, null, hdfs://host:port/dir or simnn: (simulated, docs/simnn.md); wrappers in front: delay:2ms+..., rate:5000+..., fail:0.01+... (docs/run.md).")
 @click.option("--dirs", type=int, default=None, help="Directories holding the files (default: 1 per 1000 files).")
 @click.option(
     "--client",

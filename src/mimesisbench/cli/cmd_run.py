@@ -39,7 +39,7 @@ def _report(console: Console, report: object) -> None:
 
 @click.command("run")
 @click.argument("schedule", type=click.Path(path_type=Path))
-@click.option("--backend", "-b", required=True, help="posix:/dir, hdfs://host:port/dir, memory or null; wrappers in front: delay:2ms+..., rate:5000+..., fail:0.01+... (docs/run.md).")
+@click.option("--backend", "-b", required=True, help="posix:/dir, hdfs://host:port/dir, memory, null or simnn: (a simulated NameNode, docs/simnn.md); wrappers in front: delay:2ms+..., rate:5000+..., fail:0.01+... (docs/run.md).")
 @click.option(
     "--workers",
     type=click.IntRange(1, MAX_WORKERS),

@@ -34,11 +34,12 @@ def _register() -> None:
         cmd_proxy,
         cmd_report,
         cmd_run,
+        cmd_simnn,
         cmd_verbatim,
     )
 
     for module in (cmd_model, cmd_profile, cmd_generate, cmd_verbatim, cmd_run, cmd_interfere, cmd_hdfs, cmd_proxy, cmd_report, cmd_micro,
-                   cmd_experiment, cmd_capacity):
+                   cmd_experiment, cmd_capacity, cmd_simnn):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from mimesisbench.backends.base import Backend, NativeLaneRunner
@@ -107,6 +108,8 @@ def run_micro(config: MicroConfig, server_cpu: Callable[[], float | None] | None
     after the timed batch: the summary then has the server's CPU per operation beside the client's.
     """
     backend = open_backend(config.backend)
+    if getattr(backend, "virtual_time", False):
+        return _simulated_micro(config, backend)
     backend.setup(reuse=config.reuse)
     backend.connect()
     plan = make_plan(config)
@@ -160,3 +163,25 @@ def run_micro(config: MicroConfig, server_cpu: Callable[[], float | None] | None
         warnings=warnings,
     )
 
+
+
+def _simulated_micro(config: MicroConfig, backend: Backend) -> MicroResult:
+    """The micro-benchmark on a simulated server (``simnn:``), in virtual time: nothing to
+    prepare or clean; the simulated clients' CPU is in the model, not in this process."""
+    from mimesisbench.backends.simnn import SimnnBackend
+    from mimesisbench.sim.ops import simulate_micro
+
+    assert isinstance(backend, SimnnBackend)
+    sim = simulate_micro(config.op_code, config.files, config.concurrency, backend.calibration,
+                         seed=backend.options.seed, engine=backend.options.engine)
+    start = np.round(sim.times.start * 1e9).astype(np.int64)
+    end = np.round(sim.times.end * 1e9).astype(np.int64)
+    timings = Timings(start, end, np.zeros(start.size, dtype=np.uint8), f"simnn-{sim.times.engine}", config.concurrency)
+    summary = summarize(timings)
+    summary["client_cpu_us_per_op"] = None  # simulated: the model's CPU is no process's
+    summary["simulation"] = sim.facts
+    stand_ins = sim.facts.get("stand_ins") or {}
+    warnings = [f"simnn: {op} simulated with the costs measured on {other}" for op, other in stand_ins.items()]
+    info = {**backend.describe(), "simulation": sim.facts}
+    return MicroResult(config=config, summary=summary, prepare_s=0.0, cleanup_s=0.0, root="(simulated)",
+                       backend_info=info, timings=timings, warnings=warnings)

@@ -59,6 +59,7 @@ from mimesisbench.run.phase1 import (
 from mimesisbench.run.probes import Probe, probes_for_run
 from mimesisbench.run.progress import Bar
 from mimesisbench.run.runlock import RunLock
+from mimesisbench.run.virtual import simulated_replay
 from mimesisbench.run.worker import WorkerSpec
 from mimesisbench.schedule import Schedule, load_schedule
 
@@ -465,18 +466,22 @@ def _run_phases(
         with contextlib.suppress(RunIncomplete):  # the final manifest is written (or fails) later
             _write_manifest(run_dir, manifest)
 
-    eng = engine or _make_engine(config)
-    try:
-        results, interrupted = _replay(
-            eng, specs, config, schedule.n_events if config.replay else 0, console, show_progress, manifest, on_event,
-            on_start, data_specs,
-        )
-    except MimesisError as exc:
-        manifest.update(status="failed", ended_at=iso_utc(), message=str(exc))
-        _write_manifest(run_dir, manifest)
-        raise
-    finally:
-        eng.close()
+    if getattr(backend, "virtual_time", False) and config.replay:  # a simulated server (simnn)
+        on_start()
+        results, interrupted = simulated_replay(backend, schedule, plan, config, manifest), False
+    else:
+        eng = engine or _make_engine(config)
+        try:
+            results, interrupted = _replay(
+                eng, specs, config, schedule.n_events if config.replay else 0, console, show_progress, manifest,
+                on_event, on_start, data_specs,
+            )
+        except MimesisError as exc:
+            manifest.update(status="failed", ended_at=iso_utc(), message=str(exc))
+            _write_manifest(run_dir, manifest)
+            raise
+        finally:
+            eng.close()
     for result in results:  # the final deltas of workers whose end the replay loop did not see
         if result.index < len(specs):
             on_event(result)

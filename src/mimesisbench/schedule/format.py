@@ -269,4 +269,19 @@ __all__ = [
     "dir_rename_name",
     "file_name",
     "opcode_for",
+    "op_class",
+    "WRITE_AUDIT_COMMANDS",
 ]
+
+
+#: the audit commands that change the namespace: the ``write`` class (``rate:read=..,write=..``; the
+#: simulated NameNode's write lock)
+WRITE_AUDIT_COMMANDS = frozenset({
+    "create", "delete", "mkdirs", "rename", "append", "truncate", "concat", "setPermission", "setOwner",
+    "setTimes", "setReplication", "setStoragePolicy", "setXAttr",
+})
+
+
+def op_class(op: OpCode) -> str:
+    """``write`` for an operation that changes the namespace, else ``read``."""
+    return "write" if op.audit_cmd in WRITE_AUDIT_COMMANDS else "read"

@@ -49,6 +49,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from mimesisbench.backends.registry import scheme_of
+from mimesisbench.backends.simnn import FACTOR_OPTIONS as SIMNN_FACTOR_OPTIONS
 from mimesisbench.errors import ConfigError, InputError
 
 #: run options a factor (or the ``[run]`` table) may set
@@ -77,7 +79,7 @@ class Factor(_Strict):
     """One factor: a run or generate option and its levels (two for a two-level design)."""
 
     name: str = Field(min_length=1)
-    kind: Literal["run", "generate", "hdfs"]
+    kind: Literal["run", "generate", "hdfs", "simnn"]
     option: str
     levels: list[Level] = Field(min_length=2)
 
@@ -87,6 +89,10 @@ class Factor(_Strict):
             if self.option not in HDFS_OPTIONS and not _HADOOP_KEY.match(self.option):
                 raise ValueError(f"option: {self.option!r} is neither one of {', '.join(HDFS_OPTIONS)} nor a Hadoop key "
                                  "(dfs.namenode.handler.count...)")
+        elif self.kind == "simnn":
+            if self.option not in SIMNN_FACTOR_OPTIONS:
+                raise ValueError(f"option: {self.option!r} is not a simnn option a factor can set "
+                                 f"({', '.join(SIMNN_FACTOR_OPTIONS)})")
         else:
             known = RUN_OPTIONS if self.kind == "run" else GENERATE_OPTIONS
             if self.option not in known:
@@ -223,6 +229,8 @@ class Experiment(_Strict):
             raise ValueError("backend, managed_hdfs: give exactly one (a backend URL, or a managed HDFS to start)")
         if self.managed_hdfs is None and any(f.kind == "hdfs" for f in self.factors):
             raise ValueError("factors: an hdfs factor needs [managed_hdfs] (the settings of a cluster it starts)")
+        if any(f.kind == "simnn" for f in self.factors) and scheme_of(self.backend or "") != "simnn":
+            raise ValueError('factors: a simnn factor needs backend = "simnn:..." (the simulated NameNode it sets)')
         if (self.profile is None) == (self.schedule is None):
             raise ValueError("profile, schedule: give exactly one (a profile is generated per design point)")
         known = RESPONSES if self.capacity is None else CAPACITY_RESPONSES

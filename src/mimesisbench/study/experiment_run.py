@@ -98,8 +98,14 @@ def run_config(exp: Experiment, schedule: Path, levels: dict[str, Level], out: P
     (``backend``: the managed cluster's URL, when the experiment starts one)."""
     o = _options(exp, levels, "run")
     prom = exp.prometheus
+    url = backend or exp.backend or ""
+    simnn = {f.option: levels[f.name] for f in exp.factors if f.kind == "simnn"}
+    if simnn:  # the simulated NameNode's settings of this design point, in its URL
+        from mimesisbench.backends.simnn import with_options
+
+        url = with_options(url, simnn)
     return RunConfig(
-        schedule=str(schedule), backend=backend or exp.backend or "", out=str(out), reuse=reuse,
+        schedule=str(schedule), backend=url, out=str(out), reuse=reuse,
         hdfs_workdir=hdfs_workdir,
         metrics_port=prom.metrics_port if prom is not None else None,
         metrics_linger_s=parse_duration_s(prom.linger, option="linger") if prom is not None else 0.0,

@@ -1,0 +1,186 @@
+"""The simulated NameNode (``simnn:``): its speed, and its predictions against a managed HDFS.
+
+    .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
+    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3]
+
+``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
+flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
+then ``run`` end to end against ``simnn:`` on a generated schedule of about that many operations (the
+built-in profile's type 1 at ``--scale-files``: the schedule read, simulated, and its run
+directory written).
+
+``validate``: on a fresh managed HDFS (fair lock), ``simnn calibrate``'s measurements and fit (each
+operation with ``micro`` at 1 and 64 clients); then, on the same NameNode, the built-in profile's
+write-heavy type alone and both its types (6,000 s of its time at c = 0.01), each after an
+untimed warm-up run, ``--repeat`` times as fast as possible (2 workers x 32 lanes: the maximum
+throughput of that load, and its p50 and p99) and paced at half that throughput; then micro
+fileStatus and create at 8 and 16 clients; then the calibration's own loads measured again
+(``again:`` rows, against the fitted model: the machine's noise floor, what a perfect model
+would miss by). The same on a fresh cluster with the unfair lock
+(``dfs.namenode.fslock.fair=false``), predicted from the fair cluster's calibration with
+``fair=false``, micro at 64 clients too. Prints the median of the repeats, their range, the
+prediction and its error against the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from bench_capacity import cli  # the in-process CLI
+from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
+
+from mimesisbench.micro.bench import run_micro
+from mimesisbench.micro.config import MicroConfig
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
+from mimesisbench.sim.ops import simulate_micro, simulate_ops
+from mimesisbench.study.simnn_calibration import measure_and_fit, write_calibration
+
+
+def speed(calls: int, scale: float) -> None:
+    cal = Calibration({OpCode.GETFILEINFO: OpCost(15e-6, 35e-6, 10e-6), OpCode.CREATE: OpCost(30e-6, 140e-6, 300e-6)},
+                      ServerSettings())
+    ops = np.where(np.arange(calls) % 5 == 0, int(OpCode.CREATE), int(OpCode.GETFILEINFO)).astype(np.uint8)
+    t0 = time.perf_counter()
+    sim = simulate_ops(ops, np.zeros(calls), cal, 64)
+    native_s = time.perf_counter() - t0
+    small = min(100_000, calls)
+    t0 = time.perf_counter()
+    simulate_ops(ops[:small], np.zeros(small), cal, 64, engine="simpy")
+    simpy_rate = small / (time.perf_counter() - t0)
+    print(f"native: {calls:,} calls in {native_s:.2f} s ({calls / native_s:,.0f} calls/s; draws "
+          f"{sim.facts['draw_s']:.2f} s, event loop {sim.facts['simulate_s']:.2f} s)")
+    print(f"simpy reference: {simpy_rate:,.0f} calls/s; native / simpy {calls / native_s / simpy_rate:.0f}x")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        profile = Path(__file__).resolve().parents[1] / "src" / "mimesisbench" / "data" / "demo_profile.json"
+        t0 = time.perf_counter()
+        cli(["generate", str(profile), "--types", "1", "--scale-files", str(scale), "--duration", "10000s", "--seed", "7",
+             "-o", str(work / "s")])
+        events = json.loads((work / "s" / "manifest.json").read_text())["counts"]["events"]
+        generate_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        out = cli(["run", str(work / "s"), "-b", "simnn:", "--as-fast-as-possible", "--out", str(work / "runs"), "-q"])
+        run_s = time.perf_counter() - t0
+        run_dir = next((work / "runs").iterdir())
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        summary = json.loads((run_dir / "summary.json").read_text())
+        print(f"run -b simnn: {events:,} operations (generated in {generate_s:.1f} s) simulated and written in "
+              f"{run_s:.1f} s (simulation {manifest['simulation']['simulate_s']:.1f} s); predicted "
+              f"{summary['throughput_ops_per_s']:,.0f} ops/s {out.strip()[:0]}")
+
+
+Figure = tuple[float, float, float]  # throughput (ops/s), p50 (ms), p99 (ms)
+
+
+def _pct(pred: float, meas: float) -> str:
+    return f"{(pred - meas) / meas * 100:+6.1f} %" if meas else "  n/a"
+
+
+def _row(what: str, measured: list[Figure], pred: Figure) -> None:
+    """The median of the measured repeats (their range) against the prediction."""
+    cols = []
+    for k, (name, fmt) in enumerate((("ops/s", "{:,.0f}"), ("p50 ms", "{:.3f}"), ("p99 ms", "{:.3f}"))):
+        values = sorted(m[k] for m in measured)
+        med = float(np.median(values))
+        cols.append(f"{name} {fmt.format(med)} [{fmt.format(values[0])}-{fmt.format(values[-1])}] -> "
+                    f"{fmt.format(pred[k])} ({_pct(pred[k], med)})")
+    print(f"{what:30s} " + "   ".join(cols), flush=True)
+
+
+def _micro(url: str, op: str, clients: int, files: int, tag: str) -> Figure:
+    r = run_micro(MicroConfig(op=op, files=files, backend=f"{url}/v-{tag}-{op}-{clients}", concurrency=clients)).to_json()
+    return float(r["ops_per_s"]), float(r["latency_ms"]["p50"]), float(r["latency_ms"]["p99"])
+
+
+def _micro_predicted(op: str, clients: int, files: int, cal: Calibration) -> Figure:
+    sim = simulate_micro({"fileStatus": OpCode.GETFILEINFO, "create": OpCode.CREATE}[op], files, clients, cal).times
+    service = sim.service * 1e3
+    return (files / float(sim.end.max() - sim.start.min()), float(np.percentile(service, 50)),
+            float(np.percentile(service, 99)))
+
+
+def _summary(run_dir: Path) -> Figure:
+    s = json.loads((run_dir / "summary.json").read_text())
+    return float(s["throughput_ops_per_s"]), float(s["latency_ms"]["p50"]), float(s["latency_ms"]["p99"])
+
+
+def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
+    cli(["run", str(schedule), "-b", backend, "--concurrency", "32", "--out", str(out), "-q", *extra])
+    return _summary(max(out.iterdir(), key=lambda p: p.stat().st_mtime))
+
+
+def validate(files: int, repeat: int, heap: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        profile = Path(__file__).resolve().parents[1] / "src" / "mimesisbench" / "data" / "demo_profile.json"
+        schedules = {}
+        for name, types in (("write-heavy type", ["--types", "1"]), ("both types", [])):
+            root = work / name.replace(" ", "-")
+            cli(["generate", str(profile), *types, "--time-scale", "0.01", "--duration", "6000s", "--seed", "7",
+                 "-o", str(root)])
+            events = json.loads((root / "manifest.json").read_text())["counts"]["events"]
+            print(f"# {name}: the built-in profile, 6,000 s at c = 0.01, {events:,} operations", flush=True)
+            schedules[name] = root
+        cal_dir = work / "calibration"
+        for fair in (True, False):
+            lock = "fair" if fair else "unfair"
+            with fresh_cluster("mb-simnn-", heap, fslock_fair=fair) as (hdfs_work, cluster):
+                hdfs = ["--hdfs-workdir", str(hdfs_work / "hdfs")]
+                if fair:
+                    cal, raw = measure_and_fit(f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
+                                               announce=lambda s: print("calibrate:", s, flush=True))
+                    write_calibration(cal_dir, cal, raw)
+                    print(f"# calibrated at 1 and 64 clients: {json.dumps(cal.to_json()['settings'])}", flush=True)
+                else:  # warm the fresh JVM as the calibration did
+                    for op in ("fileStatus", "create"):
+                        _micro(cluster.url, op, 64, files, "warm")
+                cal = Calibration.load(cal_dir / "calibration.json").with_settings(fair=fair)
+                sim_url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
+                print(f"# {lock} lock: measured median [range of {repeat}] -> predicted", flush=True)
+                for name, schedule in schedules.items():
+                    _run(schedule, f"{cluster.url}/{lock}-{name[:5]}-warm", work / "runs", "--as-fast-as-possible", *hdfs)
+                    fast = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-{r}", work / "runs", "--as-fast-as-possible",
+                                 *hdfs) for r in range(repeat)]
+                    _row(f"{name}, as fast as possible", fast, _run(schedule, sim_url, work / "sim", "--as-fast-as-possible"))
+                    rate = f"{np.median([f[0] for f in fast]) / 2:.0f}/s"
+                    paced = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-p{r}", work / "runs", "--rate", rate,
+                                  "--max-drift", "off", *hdfs) for r in range(repeat)]
+                    _row(f"{name}, paced at {rate}", paced,
+                         _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off"))
+                for clients in (8, 16) if fair else (8, 16, 64):
+                    for op in ("fileStatus", "create"):
+                        measured = [_micro(cluster.url, op, clients, files, f"{lock}{r}") for r in range(repeat)]
+                        _row(f"micro {op} x {clients}", measured, _micro_predicted(op, clients, files, cal))
+                if fair:  # the noise floor: the calibration's own loads measured again, against the fit
+                    for clients in (1, 64):
+                        for op in ("fileStatus", "create"):
+                            measured = [_micro(cluster.url, op, clients, files, f"again{r}") for r in range(repeat)]
+                            _row(f"again: micro {op} x {clients}", measured, _micro_predicted(op, clients, files, cal))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("speed")
+    s.add_argument("--calls", type=int, default=10_000_000)
+    s.add_argument("--scale-files", type=float, default=5400.0,
+                   help="Of the built-in profile's type 1 for run's schedule (5,400 over 10,000 s: about 9.7 M operations).")
+    v = sub.add_parser("validate")
+    v.add_argument("--files", type=int, default=20_000)
+    v.add_argument("--repeat", type=int, default=3)
+    v.add_argument("--heap", default="1g")
+    a = ap.parse_args()
+    if a.what == "speed":
+        speed(a.calls, a.scale_files)
+    else:
+        validate(a.files, a.repeat, a.heap)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,572 @@
+//! The simulated NameNode's event loop (`simulate_namenode`): a queueing model of one NameNode
+//! replayed in virtual time, GIL released. The model and its parameters are documented in
+//! `mimesisbench.sim.model`; the reference implementation, written with simpy, is
+//! `mimesisbench.sim.reference`, and the tests check that both give the same times.
+//!
+//! Written by hand because no discrete-event library replays ten million calls in under a
+//! minute (simpy does about 30 k calls a second here: `bench/bench_simnn.py`). The loop is a
+//! binary heap of (time, sequence) events; ties go in the order they were scheduled, as simpy's.
+//!
+//! One call's path: a client slot (at most `outstanding` in flight, FIFO) -> the client's send
+//! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it) ->
+//! the RPC call queue (FIFO) -> a handler -> the namesystem lock
+//! (read or write; fair or not) -> its CPU under the lock -> release -> for a write, the edit-log
+//! sync (group commit: one sync at a time, every write that joined while one ran goes in the
+//! next) -> its CPU after the lock -> the handler is free -> the other half of the network delay ->
+//! the client's receive CPU -> done. A call with a `stall` > 0 waits that long after its work under
+//! the lock, before releasing it, when another burst is waiting for a core then (its handler
+//! descheduled with the lock held). A client burst that starts while the client has no other
+//! burst started or waiting adds the client's wake-up CPU. A CPU burst takes one of `cores` cores
+//! (FIFO; 0: unlimited); the client's bursts only when `colocated` (else they are pure delays).
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+const NONE: u8 = 0;
+const READ: u8 = 1;
+const WRITE: u8 = 2;
+
+/// What a call does when an event of its own comes due.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Step {
+    Arrive,
+    Sent,
+    AtServer,
+    Awake,
+    LockWork,
+    Synced,
+    PostDone,
+    Back,
+    Received,
+    Woken,
+    SyncDone,
+    Stalled,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    t: f64,
+    seq: u64,
+    call: usize,
+    step: Step,
+    core: bool, // the event ends a CPU burst: a core is freed first
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // a min-heap on (t, seq)
+        other.t.total_cmp(&self.t).then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+/// The inputs, one value per call (in arrival order) and the server's settings.
+pub struct Calls<'a> {
+    pub arrive: &'a [f64],
+    pub c_send: &'a [f64],
+    pub c_recv: &'a [f64],
+    pub c_wake: &'a [f64],
+    pub s_wake: &'a [f64],
+    pub stall: &'a [f64],
+    pub net: &'a [f64],
+    pub lock: &'a [u8],
+    pub s_lock: &'a [f64],
+    pub s_post: &'a [f64],
+    pub sync: &'a [bool],
+}
+
+#[derive(Clone, Copy)]
+pub struct Settings {
+    pub outstanding: usize,
+    pub handlers: usize,
+    pub cores: usize,
+    pub colocated: bool,
+    pub sync_s: f64,
+    pub fair: bool,
+    pub wake_s: f64,
+}
+
+struct Sim<'a> {
+    calls: Calls<'a>,
+    set: Settings,
+    heap: BinaryHeap<Event>,
+    seq: u64,
+    now: f64,
+    start: Vec<f64>,
+    end: Vec<f64>,
+    wait_lock: Vec<f64>,
+    // calls between their arrival at the NameNode and their handler's release; client CPU bursts
+    // started or waiting for a core (a station with none is idle: the next call pays its wake-up)
+    at_server: usize,
+    client_busy: usize,
+    client_last_end: f64,
+    // wake-ups each call paid: the client's (0-2: its send, its receive) and the NameNode's (0-1)
+    c_woke: Vec<u8>,
+    s_woke: Vec<u8>,
+    // client slots
+    slots_free: usize,
+    slot_queue: VecDeque<usize>,
+    // handlers
+    handlers_free: usize,
+    call_queue: VecDeque<usize>,
+    // cores: (call, duration, step after)
+    cores_free: usize,
+    core_queue: VecDeque<(usize, f64, Step)>,
+    // the namesystem lock
+    readers: usize,
+    writer: bool,
+    lock_queue: VecDeque<usize>,
+    waking: bool, // the queue's head was woken and is on its way (its wake event is pending)
+    asked_at: Vec<f64>,
+    // the edit log
+    syncing: bool,
+    next_batch: Vec<usize>,
+    batch: Vec<usize>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(calls: Calls<'a>, set: Settings) -> Self {
+        let n = calls.arrive.len();
+        Sim {
+            calls,
+            set,
+            heap: BinaryHeap::with_capacity(1024),
+            seq: 0,
+            now: 0.0,
+            start: vec![f64::NAN; n],
+            end: vec![f64::NAN; n],
+            wait_lock: vec![0.0; n],
+            at_server: 0,
+            client_busy: 0,
+            client_last_end: f64::NEG_INFINITY,
+            c_woke: vec![0; n],
+            s_woke: vec![0; n],
+            slots_free: if set.outstanding == 0 { usize::MAX } else { set.outstanding },
+            slot_queue: VecDeque::new(),
+            handlers_free: set.handlers,
+            call_queue: VecDeque::new(),
+            cores_free: if set.cores == 0 { usize::MAX } else { set.cores },
+            core_queue: VecDeque::new(),
+            readers: 0,
+            writer: false,
+            lock_queue: VecDeque::new(),
+            waking: false,
+            asked_at: vec![0.0; n],
+            syncing: false,
+            next_batch: Vec::new(),
+            batch: Vec::new(),
+        }
+    }
+
+    fn at(&mut self, t: f64, call: usize, step: Step, core: bool) {
+        self.seq += 1;
+        self.heap.push(Event { t, seq: self.seq, call, step, core });
+    }
+
+    /// A CPU burst of `d` seconds, then `next`; a client's burst only takes a core when colocated.
+    fn cpu(&mut self, call: usize, d: f64, next: Step, server: bool) {
+        if !server && !self.set.colocated {
+            self.at(self.now + d, call, next, false);
+        } else if self.cores_free > 0 {
+            if self.set.cores != 0 {
+                self.cores_free -= 1;
+            }
+            self.at(self.now + d, call, next, self.set.cores != 0);
+        } else {
+            self.core_queue.push_back((call, d, next));
+        }
+    }
+
+    fn free_core(&mut self) {
+        if let Some((call, d, next)) = self.core_queue.pop_front() {
+            self.at(self.now + d, call, next, true);
+        } else {
+            self.cores_free += 1;
+        }
+    }
+
+    fn compatible(&self, kind: u8) -> bool {
+        if kind == WRITE {
+            !self.writer && self.readers == 0
+        } else {
+            !self.writer
+        }
+    }
+
+    fn take_lock(&mut self, call: usize) {
+        if self.calls.lock[call] == WRITE {
+            self.writer = true;
+        } else {
+            self.readers += 1;
+        }
+        self.wait_lock[call] = self.now - self.asked_at[call];
+        let d = self.calls.s_lock[call];
+        self.cpu(call, d, Step::LockWork, true);
+    }
+
+    /// A handler asks for the lock. Fair: only when nobody waits (the queue is FIFO). Not fair:
+    /// whenever the lock allows it, except a reader behind a waiting writer (Java's
+    /// `readerShouldBlock` in its non-fair mode).
+    fn ask_lock(&mut self, call: usize) {
+        self.asked_at[call] = self.now;
+        let kind = self.calls.lock[call];
+        if kind == NONE {
+            let d = self.calls.s_lock[call];
+            self.cpu(call, d, Step::LockWork, true);
+            return;
+        }
+        let may = if self.set.fair {
+            self.lock_queue.is_empty() && self.compatible(kind)
+        } else {
+            let head_writer = self.lock_queue.front().is_some_and(|&h| self.calls.lock[h] == WRITE);
+            self.compatible(kind) && !(kind == READ && head_writer)
+        };
+        if may {
+            self.take_lock(call);
+        } else {
+            self.lock_queue.push_back(call);
+        }
+    }
+
+    /// After a release: wake the queue's head when it could take the lock. Fair: the lock is
+    /// reserved for it (and a run of readers behind it); they start after `wake_s`. Not fair: the
+    /// head is woken and tries again after `wake_s`; meanwhile anyone may barge in.
+    fn hand_over(&mut self) {
+        if self.waking {
+            return;
+        }
+        let Some(&head) = self.lock_queue.front() else { return };
+        if !self.compatible(self.calls.lock[head]) {
+            return;
+        }
+        if self.set.fair {
+            // grant now (so nobody else can), the work starts once the thread is awake
+            while let Some(&h) = self.lock_queue.front() {
+                let kind = self.calls.lock[h];
+                if !self.compatible(kind) {
+                    break;
+                }
+                self.lock_queue.pop_front();
+                if kind == WRITE {
+                    self.writer = true;
+                } else {
+                    self.readers += 1;
+                }
+                self.at(self.now + self.set.wake_s, h, Step::Woken, false);
+                if kind == WRITE {
+                    break;
+                }
+            }
+        } else {
+            self.waking = true;
+            self.at(self.now + self.set.wake_s, head, Step::Woken, false);
+        }
+    }
+
+    fn woken(&mut self, call: usize) {
+        if self.set.fair {
+            // the lock was granted at hand-over
+            self.wait_lock[call] = self.now - self.asked_at[call];
+            let d = self.calls.s_lock[call];
+            self.cpu(call, d, Step::LockWork, true);
+            return;
+        }
+        self.waking = false;
+        let kind = self.calls.lock[call];
+        if self.compatible(kind) {
+            self.lock_queue.pop_front(); // it is the head
+            self.take_lock(call);
+            // readers right behind it go too (AQS propagates a shared acquire)
+            while let Some(&h) = self.lock_queue.front() {
+                if self.calls.lock[h] != READ || !self.compatible(READ) {
+                    break;
+                }
+                self.lock_queue.pop_front();
+                self.take_lock(h);
+            }
+        }
+        // else it stays at the head and is woken again at the next release
+        self.hand_over();
+    }
+
+    fn release(&mut self, call: usize) {
+        match self.calls.lock[call] {
+            WRITE => self.writer = false,
+            READ => self.readers -= 1,
+            _ => return,
+        }
+        self.hand_over();
+    }
+
+    /// The lock's work done (and any stall): release it, then the edit log or the rest of the CPU.
+    fn after_lock(&mut self, call: usize) {
+        self.release(call);
+        if self.calls.sync[call] {
+            self.join_sync(call);
+        } else {
+            let d = self.calls.s_post[call];
+            self.cpu(call, d, Step::PostDone, true);
+        }
+    }
+
+    fn join_sync(&mut self, call: usize) {
+        if self.syncing {
+            self.next_batch.push(call);
+        } else {
+            self.syncing = true;
+            self.batch.push(call);
+            self.at(self.now + self.set.sync_s, 0, Step::SyncDone, false);
+        }
+    }
+
+    fn sync_done(&mut self) {
+        let done = std::mem::take(&mut self.batch);
+        for call in done {
+            self.at(self.now, call, Step::Synced, false);
+        }
+        if self.next_batch.is_empty() {
+            self.syncing = false;
+        } else {
+            self.batch = std::mem::take(&mut self.next_batch);
+            self.at(self.now + self.set.sync_s, 0, Step::SyncDone, false);
+        }
+    }
+
+    fn to_handler(&mut self, call: usize) {
+        if self.handlers_free > 0 {
+            self.handlers_free -= 1;
+            self.ask_lock(call);
+        } else {
+            self.call_queue.push_back(call);
+        }
+    }
+
+    fn take_slot(&mut self, call: usize) {
+        self.start[call] = self.now;
+        let d = self.calls.c_send[call] + self.client_wake(call);
+        self.client_busy += 1;
+        self.cpu(call, d, Step::Sent, false);
+    }
+
+    /// An idle client thread pays its wake-up (CPU) on the burst that ends its idleness (one that
+    /// follows another at the same instant continues it: the next send after a receive).
+    fn client_wake(&mut self, call: usize) -> f64 {
+        if self.client_busy == 0 && self.client_last_end < self.now {
+            self.c_woke[call] += 1;
+            self.calls.c_wake[call]
+        } else {
+            0.0
+        }
+    }
+
+    fn step(&mut self, ev: Event) {
+        self.now = ev.t;
+        // whether a burst waits for a core as this one ends (it takes the core this one frees)
+        let contended = !self.core_queue.is_empty();
+        if ev.core {
+            self.free_core();
+        }
+        let call = ev.call;
+        match ev.step {
+            Step::Arrive => {
+                if self.slots_free > 0 {
+                    if self.set.outstanding != 0 {
+                        self.slots_free -= 1;
+                    }
+                    self.take_slot(call);
+                } else {
+                    self.slot_queue.push_back(call);
+                }
+            }
+            Step::Sent => {
+                self.client_busy -= 1;
+                self.client_last_end = self.now;
+                let d = self.calls.net[call] * 0.5;
+                self.at(self.now + d, call, Step::AtServer, false);
+            }
+            Step::AtServer => {
+                let idle = self.at_server == 0;
+                self.at_server += 1;
+                if idle {
+                    // the NameNode's threads had parked: the call that wakes them pays for it
+                    self.s_woke[call] = 1;
+                }
+                let d = self.calls.s_wake[call];
+                if idle && d > 0.0 {
+                    self.cpu(call, d, Step::Awake, true);
+                } else {
+                    self.to_handler(call);
+                }
+            }
+            Step::Awake => self.to_handler(call),
+            Step::Woken => self.woken(call),
+            Step::LockWork => {
+                let stall = self.calls.stall[call];
+                if stall > 0.0 && contended {
+                    // another burst wants a core: its handler is descheduled with the lock held,
+                    // and the call (and, holding the write lock, every other) waits
+                    self.at(self.now + stall, call, Step::Stalled, false);
+                } else {
+                    self.after_lock(call);
+                }
+            }
+            Step::Synced => {
+                let d = self.calls.s_post[call];
+                self.cpu(call, d, Step::PostDone, true);
+            }
+            Step::SyncDone => self.sync_done(),
+            Step::Stalled => self.after_lock(call),
+            Step::PostDone => {
+                self.at_server -= 1;
+                if let Some(next) = self.call_queue.pop_front() {
+                    self.ask_lock(next);
+                } else {
+                    self.handlers_free += 1;
+                }
+                let d = self.calls.net[call] * 0.5;
+                self.at(self.now + d, call, Step::Back, false);
+            }
+            Step::Back => {
+                let d = self.calls.c_recv[call] + self.client_wake(call);
+                self.client_busy += 1;
+                self.cpu(call, d, Step::Received, false);
+            }
+            Step::Received => {
+                self.client_busy -= 1;
+                self.client_last_end = self.now;
+                self.end[call] = self.now;
+                if let Some(next) = self.slot_queue.pop_front() {
+                    self.take_slot(next);
+                } else if self.set.outstanding != 0 {
+                    self.slots_free += 1;
+                }
+            }
+        }
+    }
+
+    /// Arrivals are fed one at a time (the heap holds only what is in flight).
+    fn run(&mut self) {
+        let n = self.calls.arrive.len();
+        let mut next = 0usize;
+        loop {
+            let due = if next < n { self.calls.arrive[next] } else { f64::INFINITY };
+            match self.heap.peek() {
+                Some(ev) if ev.t <= due => {
+                    let ev = self.heap.pop().expect("peeked");
+                    self.step(ev);
+                }
+                _ if next < n => {
+                    self.seq += 1;
+                    let ev = Event { t: due, seq: self.seq, call: next, step: Step::Arrive, core: false };
+                    next += 1;
+                    self.step(ev);
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
+/// Per call: start, end, lock wait, the client's wake-ups paid and the NameNode's.
+pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>);
+
+pub fn simulate(calls: Calls<'_>, set: Settings) -> Outcome {
+    let mut sim = Sim::new(calls, set);
+    sim.run();
+    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke)
+}
+
+fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str, n: usize) -> PyResult<&'a [T]> {
+    let s = a.as_slice().map_err(|_| PyValueError::new_err(format!("simulate_namenode: {name} must be contiguous")))?;
+    if s.len() != n {
+        return Err(PyValueError::new_err(format!("simulate_namenode: {name} has {} values, arrive {n}", s.len())));
+    }
+    Ok(s)
+}
+
+type Times<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u8>>,
+);
+
+/// Simulate the calls; returns (start, end, lock wait) per call, in seconds, and the wake-ups each
+/// call paid (the client's, the NameNode's).
+#[pyfunction]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, s_wake, stall, net, lock, s_lock, s_post, sync, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_namenode<'py>(
+    py: Python<'py>,
+    arrive: PyReadonlyArray1<'py, f64>,
+    c_send: PyReadonlyArray1<'py, f64>,
+    c_recv: PyReadonlyArray1<'py, f64>,
+    c_wake: PyReadonlyArray1<'py, f64>,
+    s_wake: PyReadonlyArray1<'py, f64>,
+    stall: PyReadonlyArray1<'py, f64>,
+    net: PyReadonlyArray1<'py, f64>,
+    lock: PyReadonlyArray1<'py, u8>,
+    s_lock: PyReadonlyArray1<'py, f64>,
+    s_post: PyReadonlyArray1<'py, f64>,
+    sync: PyReadonlyArray1<'py, bool>,
+    outstanding: usize,
+    handlers: usize,
+    cores: usize,
+    colocated: bool,
+    sync_s: f64,
+    fair: bool,
+    wake_s: f64,
+) -> PyResult<Times<'py>> {
+    let n = arrive.len()?;
+    if handlers == 0 {
+        return Err(PyValueError::new_err("simulate_namenode: handlers must be at least 1"));
+    }
+    let calls = Calls {
+        arrive: slice(&arrive, "arrive", n)?,
+        c_send: slice(&c_send, "c_send", n)?,
+        c_recv: slice(&c_recv, "c_recv", n)?,
+        c_wake: slice(&c_wake, "c_wake", n)?,
+        s_wake: slice(&s_wake, "s_wake", n)?,
+        stall: slice(&stall, "stall", n)?,
+        net: slice(&net, "net", n)?,
+        lock: slice(&lock, "lock", n)?,
+        s_lock: slice(&s_lock, "s_lock", n)?,
+        s_post: slice(&s_post, "s_post", n)?,
+        sync: slice(&sync, "sync", n)?,
+    };
+    if calls.arrive.windows(2).any(|w| !(w[0] <= w[1])) {
+        return Err(PyValueError::new_err("simulate_namenode: arrive must be sorted and finite"));
+    }
+    if calls.lock.iter().any(|&k| k > WRITE) {
+        return Err(PyValueError::new_err("simulate_namenode: lock must be 0 (none), 1 (read) or 2 (write)"));
+    }
+    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s };
+    let (start, end, wait, c_woke, s_woke) = py.detach(|| simulate(calls, set));
+    Ok((
+        start.into_pyarray(py),
+        end.into_pyarray(py),
+        wait.into_pyarray(py),
+        c_woke.into_pyarray(py),
+        s_woke.into_pyarray(py),
+    ))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate_namenode, m)?)?;
+    Ok(())
+}

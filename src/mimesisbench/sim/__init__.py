@@ -1,0 +1,8 @@
+"""The simulated NameNode (``simnn:``): a queueing model of one NameNode, replayed in virtual time.
+
+``model`` holds the typed parameters (a server's settings, each operation's costs, a calibration
+and its JSON form); ``calls`` turns a sequence of operations into per-call arrays (the seeded
+draws); ``engine`` simulates them (the native event loop, or ``reference``, the same model in
+simpy); ``replay`` serves ``run`` and ``micro``; ``calibrate`` fits the costs from measurements
+on a real NameNode.
+"""

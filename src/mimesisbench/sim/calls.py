@@ -1,0 +1,109 @@
+"""Per-call arrays for the simulator: each call's costs drawn from its operation's (seeded).
+
+``make_calls(ops, arrive_s, calibration, seed)`` gives a ``Calls`` record whose arrays are what
+the event loop takes (``sim.engine``). CPU bursts are gamma-distributed with the operation's
+mean and coefficient of variation ``cpu_cv`` (0: exactly the mean); the delay is log-normal
+with median ``delay_s`` and shape ``delay_sigma``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, lock_kind
+
+
+@dataclass(frozen=True)
+class Calls:
+    """One value per call, in arrival order (seconds)."""
+
+    arrive: NDArray[np.float64]
+    c_send: NDArray[np.float64]
+    c_recv: NDArray[np.float64]
+    c_wake: NDArray[np.float64]
+    s_wake: NDArray[np.float64]
+    stall: NDArray[np.float64]
+    net: NDArray[np.float64]
+    lock: NDArray[np.uint8]
+    s_lock: NDArray[np.float64]
+    s_post: NDArray[np.float64]
+    sync: NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return int(self.arrive.size)
+
+
+def _gamma(rng: np.random.Generator, mean: float, cv: float, n: int) -> NDArray[np.float64]:
+    if n == 0 or mean <= 0:
+        return np.zeros(n)
+    if cv <= 0:
+        return np.full(n, mean)
+    shape = 1.0 / (cv * cv)
+    return rng.gamma(shape, mean / shape, n)
+
+
+def make_calls(
+    ops: NDArray[np.integer], arrive_s: NDArray[np.float64], calibration: Calibration, seed: int
+) -> tuple[Calls, dict[str, str]]:
+    """The calls of operations ``ops`` (op codes) arriving at ``arrive_s`` (sorted), and which
+    operation's costs stood in for each operation the calibration did not measure."""
+    n = int(ops.size)
+    if arrive_s.shape != (n,):
+        raise ValueError(f"make_calls: {n} operations but {arrive_s.size} arrival times")
+    rng = np.random.default_rng(seed)
+    c_send = np.empty(n)
+    c_recv = np.empty(n)
+    c_wake = np.empty(n)
+    s_wake = np.empty(n)
+    stall = np.empty(n)
+    net = np.empty(n)
+    lock = np.empty(n, dtype=np.uint8)
+    s_lock = np.empty(n)
+    s_post = np.empty(n)
+    stand_ins: dict[str, str] = {}
+    codes, inverse = np.unique(ops, return_inverse=True)
+    for k, code in enumerate(codes.tolist()):
+        op = OpCode(int(code))
+        cost, measured_on = calibration.cost_of(op)
+        if measured_on is not op:
+            stand_ins[op.label] = measured_on.label
+        rows = np.flatnonzero(inverse == k)
+        _fill(rng, cost, rows, (c_send, c_recv, c_wake, s_wake, stall, net, s_lock, s_post))
+        lock[rows] = lock_kind(op)
+    calls = Calls(
+        arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
+        c_send=c_send,
+        c_recv=c_recv,
+        c_wake=c_wake,
+        s_wake=s_wake,
+        stall=stall,
+        net=net,
+        lock=lock,
+        s_lock=s_lock,
+        s_post=s_post,
+        sync=lock == LOCK_WRITE,
+    )
+    return calls, stand_ins
+
+
+def _fill(
+    rng: np.random.Generator, cost: OpCost, rows: NDArray[np.intp], out: tuple[NDArray[np.float64], ...]
+) -> None:
+    """Draw the calls ``rows`` of one operation into ``out`` (c_send, c_recv, c_wake, s_wake, stall,
+    net, s_lock, s_post)."""
+    c_send, c_recv, c_wake, s_wake, stall, net, s_lock, s_post = out
+    m = rows.size
+    half = cost.client_cpu_s / 2
+    c_send[rows] = _gamma(rng, half, cost.cpu_cv, m)
+    c_recv[rows] = _gamma(rng, half, cost.cpu_cv, m)
+    net[rows] = cost.delay_s * np.exp(rng.normal(0.0, cost.delay_sigma, m)) if cost.delay_s > 0 else 0.0
+    c_wake[rows] = _gamma(rng, cost.client_wake_s, cost.cpu_cv, m)
+    s_wake[rows] = _gamma(rng, cost.server_wake_s, cost.cpu_cv, m)
+    stall[rows] = np.where(rng.random(m) < cost.stall_p, cost.stall_s, 0.0) if cost.stall_p > 0 else 0.0
+    server = _gamma(rng, cost.server_cpu_s, cost.cpu_cv, m)
+    s_lock[rows] = server * cost.lock_share
+    s_post[rows] = server - s_lock[rows]

@@ -1,0 +1,47 @@
+"""Simulate calls on the simulated NameNode: the native event loop where the native core is
+installed, else the simpy reference (the same model, about a hundred times slower)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mimesisbench.native import native_module
+from mimesisbench.sim.calls import Calls
+from mimesisbench.sim.model import ServerSettings
+from mimesisbench.sim.reference import simulate_reference
+
+
+@dataclass(frozen=True)
+class SimTimes:
+    """Per call, in virtual seconds: when it left the client's queue (took a slot), when its
+    answer was received, and how long its handler waited for the namesystem lock."""
+
+    start: NDArray[np.float64]
+    end: NDArray[np.float64]
+    lock_wait: NDArray[np.float64]
+    client_wakes: NDArray[np.uint8]  # the client's wake-ups each call paid (its send, its receive)
+    server_wakes: NDArray[np.uint8]  # whether the call woke the NameNode
+    engine: str  # native or simpy
+
+    @property
+    def service(self) -> NDArray[np.float64]:
+        return self.end - self.start
+
+
+def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, engine: str = "auto") -> SimTimes:
+    """``engine``: ``auto`` (native when installed), ``native`` or ``simpy``."""
+    module = native_module() if engine in ("auto", "native") else None
+    if engine == "native" and module is None:
+        raise RuntimeError("the native core is not installed (or MIMESISBENCH_NATIVE=0)")
+    if module is not None:
+        start, end, wait, c_woke, s_woke = module.simulate_namenode(
+            calls.arrive, calls.c_send, calls.c_recv, calls.c_wake, calls.s_wake, calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync,
+            outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
+            colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
+        )
+        return SimTimes(start, end, wait, c_woke, s_woke, "native")
+    start, end, wait, c_woke, s_woke = simulate_reference(calls, settings, max(0, outstanding))
+    return SimTimes(start, end, wait, c_woke, s_woke, "simpy")

@@ -1,0 +1,213 @@
+"""Fitting an operation's costs to what a real NameNode measured.
+
+A measurement (``OpMeasurement``) is one closed-loop micro-benchmark of one operation on a real
+NameNode: its clients, the client's and the server's CPU per operation (the host's CPU that
+neither process accounts for, the kernel's network work above all, is counted with the
+server's), and the latency's mean, p50 and p99.
+
+One load cannot tell a call's work from what its threads spend going idle and waking up again
+(measured on Hadoop 3.4.3: the NameNode's CPU per getfileinfo falls from 70-77 us with one client
+to 22-25 us with 64, per create from 384-440 us to 60-93 us; ``docs/simnn.md``). So each
+operation is measured at two loads, and the costs come out of them:
+
+* **work** (``client_cpu_s``, ``server_cpu_s``) and **wake-ups** (``client_wake_s``,
+  ``server_wake_s``): a call costs its work plus a wake-up each time it finds its side idle, so
+  that work + (wake-ups per call) x wake-up is the measured CPU per operation at both loads; the
+  model's own wake-ups per call at each load (nearly one at the light load, where every call finds
+  both sides idle, few at the heavy one) come from simulating both, a fixed point of a few rounds;
+* the **delay** (what is neither CPU nor a queue) is bisected so that the simulated light load has
+  the measured mean response;
+* the **stalls** make the tail of the busy server: in a closed loop a call's own CPU variability
+  averages out over the clients ahead of it, and what makes a p99 several times the p50 is a
+  handler descheduled (or paused) with the lock held. A stall lasts the heavy load's p99 minus
+  its p50, and how often a call has one (``stall_p``) is bisected so that the simulated heavy load
+  has the measured p99 (the delay bisected again for each);
+* a write's **lock share** (of its NameNode work, under the exclusive lock) is bisected so that
+  the simulated heavy load has the measured throughput, where the lock bounds it (reads share
+  the lock: their share stays at ``--lock-share``).
+
+Every simulation of the fit uses the same seed, so what it matches moves monotonically with the
+unknowns.
+
+In a closed loop the mean response fixes the throughput (Little's law), so the light load's
+throughput is reproduced, and a write's heavy one; a read's heavy throughput and both p50s are
+not fitted: ``simnn show`` prints them beside the measurements as the fit's first check. Every
+other load, mix and setting is a prediction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, ServerSettings, lock_kind
+from mimesisbench.sim.ops import simulate_micro
+
+#: calls per simulation of the fit (the measured batch's size when smaller)
+FIT_CALLS = 20_000
+STALL_P_MAX = 0.05
+SPLIT_ROUNDS = 4
+LOCK_SHARE_MIN = 0.05
+CPU_CV = 0.5
+STEPS = 16
+
+
+@dataclass(frozen=True)
+class OpMeasurement:
+    """One micro-benchmark of ``op`` on a real NameNode (seconds; rates per second)."""
+
+    op: OpCode
+    operations: int
+    concurrency: int
+    ops_per_s: float
+    mean_s: float
+    p50_s: float
+    p99_s: float
+    client_cpu_s: float
+    server_cpu_s: float
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """The simulated micro-benchmark of a measurement's operation and load."""
+
+    ops_per_s: float
+    mean_s: float
+    p50_s: float
+    p99_s: float
+    client_wakes: float = 0.0  # wake-ups paid per call
+    server_wakes: float = 0.0
+
+
+def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSettings, seed: int = 0) -> Simulated:
+    cal = Calibration({m.op: cost}, settings)
+    n = min(m.operations, FIT_CALLS)
+    times = simulate_micro(m.op, n, m.concurrency, cal, seed=seed).times
+    service = times.service
+    elapsed = float(times.end.max() - times.start.min())
+    p50, p99 = np.percentile(service, [50, 99])
+    return Simulated(n / elapsed if elapsed > 0 else 0.0, float(service.mean()), float(p50), float(p99),
+                     float(times.client_wakes.mean()), float(times.server_wakes.mean()))
+
+
+def _split(heavy_cpu: float, light_cpu: float, heavy_wakes: float, light_wakes: float) -> tuple[float, float]:
+    """(work, wake-up) per call such that work + wakes x wake-up is the measured CPU at both loads."""
+    if light_wakes - heavy_wakes < 0.05 or light_cpu <= heavy_cpu:
+        return heavy_cpu, 0.0
+    wake = (light_cpu - heavy_cpu) / (light_wakes - heavy_wakes)
+    return max(0.0, heavy_cpu - heavy_wakes * wake), wake
+
+
+def _split_cpu(cost: OpCost, settings: ServerSettings, light: OpMeasurement, heavy: OpMeasurement,
+               seed: int) -> OpCost:
+    """The work and the wake-ups of both sides, given how many wake-ups the model pays per call at
+    each load with the current costs (one step of a fixed point)."""
+    at_light = simulate_measurement(light, cost, settings, seed)
+    at_heavy = simulate_measurement(heavy, cost, settings, seed)
+    client, client_wake = _split(heavy.client_cpu_s, light.client_cpu_s, at_heavy.client_wakes, at_light.client_wakes)
+    server, server_wake = _split(heavy.server_cpu_s, light.server_cpu_s, at_heavy.server_wakes, at_light.server_wakes)
+    return replace(cost, client_cpu_s=client, client_wake_s=client_wake, server_cpu_s=server,
+                   server_wake_s=server_wake)
+
+
+def _fit_delay(cost: OpCost, settings: ServerSettings, light: OpMeasurement, seed: int) -> OpCost:
+    """The delay that gives the light load its measured mean response."""
+    lo, hi = 0.0, max(light.mean_s, 1e-6)
+    if simulate_measurement(light, cost, settings, seed).mean_s >= light.mean_s:
+        return replace(cost, delay_s=0.0)  # CPU alone reaches the measured mean: no delay
+    best, best_err = replace(cost, delay_s=0.0), float("inf")
+    for _ in range(STEPS):
+        mid = (lo + hi) / 2
+        trial = replace(cost, delay_s=mid)
+        got = simulate_measurement(light, trial, settings, seed).mean_s
+        if got < light.mean_s:
+            lo = mid
+        else:
+            hi = mid
+        if abs(got - light.mean_s) < best_err:
+            best, best_err = trial, abs(got - light.mean_s)
+    return best
+
+
+def _fit_stall(cost: OpCost, settings: ServerSettings, light: OpMeasurement, heavy: OpMeasurement,
+               seed: int) -> OpCost:
+    """How often a call stalls, so that the heavy load has its measured p99 (the delay refitted)."""
+    cost = _fit_delay(replace(cost, stall_p=0.0), settings, light, seed)
+    if simulate_measurement(heavy, cost, settings, seed).p99_s >= heavy.p99_s:
+        return cost  # no stall needed (or the model's tail is already longer)
+    best, best_err = cost, float("inf")
+    lo, hi = 0.0, STALL_P_MAX
+    for _ in range(STEPS):
+        mid = (lo + hi) / 2
+        trial = _fit_delay(replace(cost, stall_p=mid), settings, light, seed)
+        got = simulate_measurement(heavy, trial, settings, seed).p99_s
+        if got < heavy.p99_s:
+            lo = mid
+        else:
+            hi = mid
+        if abs(got - heavy.p99_s) < best_err:
+            best, best_err = trial, abs(got - heavy.p99_s)
+    return best
+
+
+def _fit_lock_share(cost: OpCost, settings: ServerSettings, heavy: OpMeasurement, seed: int) -> OpCost:
+    """A write's share of its NameNode work under the exclusive lock, so that the heavy load has
+    its measured throughput (where the lock does not bound it, the share stays as it was)."""
+    def rate(share: float) -> float:
+        return simulate_measurement(heavy, replace(cost, lock_share=share), settings, seed).ops_per_s
+
+    lo, hi = LOCK_SHARE_MIN, 1.0
+    if rate(lo) <= heavy.ops_per_s:
+        return replace(cost, lock_share=lo)  # slower than measured even with the least lock
+    if rate(hi) >= heavy.ops_per_s:
+        return replace(cost, lock_share=hi)  # the lock never bounds it: the most the data allow
+    for _ in range(STEPS):
+        mid = (lo + hi) / 2
+        if rate(mid) > heavy.ops_per_s:
+            lo = mid
+        else:
+            hi = mid
+    return replace(cost, lock_share=(lo + hi) / 2)
+
+
+def fit_cost(light: OpMeasurement, heavy: OpMeasurement, settings: ServerSettings, *, lock_share: float = 0.5,
+             delay_sigma: float = 0.5, seed: int = 0) -> OpCost:
+    """The operation's costs from its light and heavy loads (the module doc says how)."""
+    if light.op is not heavy.op or light.concurrency >= heavy.concurrency:
+        raise ValueError("fit_cost needs one operation measured at a light and a heavier load")
+    cost = OpCost(
+        client_cpu_s=heavy.client_cpu_s, server_cpu_s=heavy.server_cpu_s, delay_s=0.0, delay_sigma=delay_sigma,
+        cpu_cv=CPU_CV, lock_share=lock_share, stall_s=max(0.0, heavy.p99_s - heavy.p50_s),
+    )
+    for _ in range(SPLIT_ROUNDS):
+        cost = _fit_delay(_split_cpu(cost, settings, light, heavy, seed), settings, light, seed)
+    for _ in range(2 if lock_kind(light.op) == LOCK_WRITE else 1):
+        if lock_kind(light.op) == LOCK_WRITE:
+            cost = _fit_lock_share(cost, settings, heavy, seed)
+        cost = _fit_stall(cost, settings, light, heavy, seed)
+    return cost
+
+
+def calibrate(pairs: list[tuple[OpMeasurement, OpMeasurement]], settings: ServerSettings, source: dict[str, object],
+              *, lock_share: float = 0.5) -> tuple[Calibration, dict[str, dict[str, float]]]:
+    """A calibration from each operation's (light, heavy) measurements, and how the fitted model
+    reproduces each of them (``{op: {"light_measured_mean_ms": ..., "heavy_fitted_ops_per_s": ...}}``)."""
+    costs: dict[OpCode, OpCost] = {}
+    report: dict[str, dict[str, float]] = {}
+    for light, heavy in pairs:
+        cost = fit_cost(light, heavy, settings, lock_share=lock_share)
+        costs[light.op] = cost
+        row: dict[str, float] = {}
+        for name, m in (("light", light), ("heavy", heavy)):
+            sim = simulate_measurement(m, cost, settings)
+            row.update({
+                f"{name}_clients": float(m.concurrency),
+                f"{name}_measured_ops_per_s": m.ops_per_s, f"{name}_fitted_ops_per_s": sim.ops_per_s,
+                f"{name}_measured_mean_ms": m.mean_s * 1e3, f"{name}_fitted_mean_ms": sim.mean_s * 1e3,
+                f"{name}_measured_p50_ms": m.p50_s * 1e3, f"{name}_fitted_p50_ms": sim.p50_s * 1e3,
+                f"{name}_measured_p99_ms": m.p99_s * 1e3, f"{name}_fitted_p99_ms": sim.p99_s * 1e3,
+            })
+        report[light.op.label] = row
+    return Calibration(costs, settings, {**source, "fit": report}), report

@@ -1,0 +1,206 @@
+"""The simulated NameNode's parameters: typed, frozen records and their JSON form.
+
+The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` and
+``sim.reference`` implement it):
+
+1. the client takes one of ``outstanding`` slots (a run's workers x lanes; micro's clients), in
+   arrival order, and spends ``client_cpu_s / 2`` of CPU sending;
+2. half of the call's ``delay`` (network, the RPC reader: what is neither CPU nor a queue)
+   brings it to the NameNode; a call that finds no other call in the NameNode first spends
+   ``server_wake_s`` of CPU (its threads had gone idle: spinning, parking and waking them is
+   work that a busy server does not do per call); then it waits in the call queue (FIFO) for one
+   of ``handlers``;
+3. the handler takes the namesystem lock, shared for a read, exclusive for a write (``fair``:
+   a FIFO hand-over, each waiter starting ``wake_s`` after it is handed the lock; not fair: a
+   free lock goes to whoever asks first, a woken waiter tries again ``wake_s`` after the release,
+   and a reader waits behind a queued writer, as Java's ``ReentrantReadWriteLock``), and spends
+   ``server_cpu_s * lock_share`` of CPU under it;
+4. a write then waits for the edit log's sync (``sync_s``; group commit: one sync at a time,
+   every write that joins while one runs goes in the next), and every call spends the rest of
+   its server CPU (audit log, the response) before its handler is free;
+5. the other half of the delay brings the answer back, and the client spends ``client_cpu_s / 2``
+   receiving it. A client burst that starts while the client has no other burst started or
+   waiting adds ``client_wake_s`` (the client's thread had gone idle).
+
+Every CPU burst takes one of ``cores`` cores (FIFO; 0: unlimited); the client's only when
+``colocated`` (the client on the server's host, as on one machine), else they are pure delays.
+With probability ``stall_p`` a call's handler stalls ``stall_s`` after its work under the lock,
+before releasing it, if another burst is waiting for a core then (its thread descheduled on a
+busy host): the call waits, and so does every call behind it for the write lock (what makes the
+tail of a busy server).
+CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the
+delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
+
+An operation's costs (``OpCost``) are per operation of the replay, which may be more than one RPC
+(a create is ``create`` + ``complete``): they are measured so, per operation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from mimesisbench.errors import ConfigError, InputError
+from mimesisbench.schedule.format import OpCode, op_class
+
+#: the calibration format's version (``Calibration.to_json``)
+CALIBRATION_VERSION = 1
+LOCK_NONE, LOCK_READ, LOCK_WRITE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The simulated server and host (``simnn:?handlers=..&fair=..`` overrides each)."""
+
+    handlers: int = 10  # dfs.namenode.handler.count's default
+    cores: int = 2  # cores of the host the NameNode runs on (0: unlimited)
+    colocated: bool = True  # the clients' CPU comes from the same cores
+    fair: bool = True  # dfs.namenode.fslock.fair's default
+    sync_s: float = 0.0002  # one edit-log sync (fsync of the edits file)
+    wake_s: float = 0.00002  # a blocked handler thread's wake-up after a lock hand-over
+
+    def __post_init__(self) -> None:
+        if self.handlers < 1:
+            raise ConfigError(f"simnn: handlers must be at least 1, got {self.handlers}")
+        if self.cores < 0:
+            raise ConfigError(f"simnn: cores must be 0 (unlimited) or more, got {self.cores}")
+        for name in ("sync_s", "wake_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"simnn: {name} must be a finite duration >= 0, got {value}")
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """What one operation costs the client and the NameNode (seconds; see the module doc)."""
+
+    client_cpu_s: float
+    server_cpu_s: float
+    delay_s: float
+    delay_sigma: float = 0.3
+    cpu_cv: float = 0.5
+    lock_share: float = 0.5
+    client_wake_s: float = 0.0
+    server_wake_s: float = 0.0
+    stall_p: float = 0.0
+    stall_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("client_cpu_s", "server_cpu_s", "delay_s", "delay_sigma", "cpu_cv", "client_wake_s",
+                     "server_wake_s", "stall_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise ConfigError(f"simnn: {name} must be a finite number >= 0, got {value!r}")
+        for name in ("lock_share", "stall_p"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"simnn: {name} must be between 0 and 1, got {getattr(self, name)!r}")
+
+
+def lock_kind(op: OpCode) -> int:
+    """The namesystem lock an operation takes: exclusive when it changes the namespace."""
+    return LOCK_WRITE if op_class(op) == "write" else LOCK_READ
+
+
+#: the operation whose costs stand in for one the calibration did not measure, per class
+STAND_INS = MappingProxyType({"read": OpCode.GETFILEINFO, "write": OpCode.MKDIRS})
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Costs per operation and the server's settings, with where they came from."""
+
+    costs: Mapping[OpCode, OpCost]
+    settings: ServerSettings = field(default_factory=ServerSettings)
+    source: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "costs", MappingProxyType(dict(self.costs)))
+        if not self.costs:
+            raise ConfigError("simnn: a calibration needs the costs of at least one operation")
+
+    def cost_of(self, op: OpCode) -> tuple[OpCost, OpCode]:
+        """The costs an operation is simulated with and the operation they were measured on: its
+        own, else its class's stand-in (``STAND_INS``), else the first of its class, else any."""
+        if op in self.costs:
+            return self.costs[op], op
+        kind = op_class(op)
+        stand_in = STAND_INS[kind]
+        if stand_in in self.costs:
+            return self.costs[stand_in], stand_in
+        same = [o for o in self.costs if op_class(o) == kind]
+        chosen = same[0] if same else next(iter(self.costs))
+        return self.costs[chosen], chosen
+
+    def with_settings(self, **changes: Any) -> Calibration:
+        return replace(self, settings=replace(self.settings, **changes))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": CALIBRATION_VERSION,
+            "settings": asdict(self.settings),
+            "costs": {op.label: asdict(cost) for op, cost in sorted(self.costs.items())},
+            "source": dict(self.source),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Calibration:
+        """Parse the JSON form; a broken file names the bad key (``InputError``, exit 3)."""
+        if not isinstance(data, dict):
+            raise InputError(f"{where}: a calibration is a JSON object")
+        if data.get("version") != CALIBRATION_VERSION:
+            raise InputError(f"{where}: version: expected {CALIBRATION_VERSION}, got {data.get('version')!r}")
+        by_label = {op.label: op for op in OpCode}
+        costs: dict[OpCode, OpCost] = {}
+        raw_costs = data.get("costs")
+        if not isinstance(raw_costs, dict):
+            raise InputError(f"{where}: costs: expected an object of operation -> costs")
+        for label, raw in raw_costs.items():
+            if label not in by_label:
+                raise InputError(f"{where}: costs.{label}: not an operation")
+            costs[by_label[label]] = _record(OpCost, raw, f"{where}: costs.{label}")
+        settings = _record(ServerSettings, data.get("settings", {}), f"{where}: settings")
+        source = data.get("source", {})
+        return cls(costs, settings, source if isinstance(source, dict) else {})
+
+    def write(self, path: Path) -> Path:
+        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: Path) -> Calibration:
+        try:
+            data = json.loads(path.read_text())
+        except OSError as exc:
+            raise InputError(f"cannot read the calibration {path} ({exc.strerror or exc})") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+        return cls.from_json(data, str(path))
+
+
+def _record(kind: type[Any], raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: expected an object")
+    known = {f for f in kind.__dataclass_fields__}
+    for key in raw:
+        if key not in known:
+            raise InputError(f"{where}.{key}: unknown key (known: {', '.join(sorted(known))})")
+    types = {name: type(getattr(kind, name, 0.0)) for name in known}
+    for key, value in raw.items():
+        want = types.get(key, float)
+        if want is bool and not isinstance(value, bool):
+            raise InputError(f"{where}.{key}: expected true or false, got {value!r}")
+        if want is not bool and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise InputError(f"{where}.{key}: expected a number, got {value!r}")
+        if want is int and not (isinstance(value, int) or float(value).is_integer()):
+            raise InputError(f"{where}.{key}: expected a whole number, got {value!r}")
+    try:
+        return kind(**{k: int(v) if types.get(k) is int else v for k, v in raw.items()})
+    except ConfigError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except TypeError as exc:  # a required key is missing
+        raise InputError(f"{where}: {exc}") from None

@@ -1,0 +1,174 @@
+"""Calibrating the simulated NameNode on a real one: ``mimesisbench simnn calibrate``.
+
+After a warm-up pass over the operations (a fresh JVM interprets before it compiles), each
+operation is measured with closed-loop micro-benchmarks on the managed NameNode (``hdfs up``) at
+two loads (one client, and 64: ``sim.fit`` says why two): the client's CPU per operation (this
+process), the NameNode's (its process, over the same batch), the host's (every core's busy time:
+what neither process accounts for, the kernel's network work above all, is counted with the
+NameNode's), throughput and latency. The managed cluster's own settings (handlers, lock fairness, from
+its ``hdfs-site.xml``), the host's cores and the edit-log sync time (fsyncs of a small file
+appended to, in the cluster's working directory, on the file system of its edits) become the
+simulated server's settings. ``sim.fit`` then fits each operation's delay; the result is written
+as ``calibration.json`` in the output directory, with the measurements.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import numpy as np
+
+from mimesisbench.backends.simnn import CALIBRATION_FILE
+from mimesisbench.errors import ConfigError
+from mimesisbench.hdfs.site import Layout
+from mimesisbench.hdfs.state import managed_state
+from mimesisbench.micro.bench import run_micro
+from mimesisbench.micro.config import OPERATIONS, MicroConfig
+from mimesisbench.results.hostinfo import host_facts, versions
+from mimesisbench.run.probes import daemon_cpu_s
+from mimesisbench.sim.fit import OpMeasurement, calibrate
+from mimesisbench.sim.model import Calibration, ServerSettings
+
+DEFAULT_OPS = ("fileStatus", "open", "listStatus", "create", "mkdirs", "rename", "delete")
+SYNC_SAMPLES = 200
+
+
+def site_settings(layout: Layout) -> dict[str, str]:
+    """The managed cluster's ``hdfs-site.xml`` (the file this tool wrote), as a dict."""
+    path = layout.conf / "hdfs-site.xml"
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (OSError, ElementTree.ParseError) as exc:
+        raise ConfigError(f"cannot read the managed cluster's {path} ({exc})") from None
+    return {(p.findtext("name") or "").strip(): (p.findtext("value") or "").strip() for p in root.iter("property")}
+
+
+def host_busy_cpu_s() -> float:
+    """The host's busy CPU seconds so far, every core (psutil: all but idle and iowait)."""
+    import psutil
+
+    t = psutil.cpu_times()
+    busy = ("user", "nice", "system", "irq", "softirq", "steal")  # guest time is inside user already
+    return float(sum(getattr(t, name, 0.0) for name in busy))
+
+
+def sync_seconds(directory: Path, samples: int = SYNC_SAMPLES) -> float:
+    """The median time of appending 128 bytes to a file and fsyncing it, in ``directory``."""
+    times = []
+    with tempfile.NamedTemporaryFile(dir=directory, prefix=".mimesisbench-sync-") as handle:
+        fd = handle.fileno()
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            os.write(fd, b"x" * 128)
+            os.fsync(fd)
+            times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def measure_and_fit(
+    backend_url: str,
+    hdfs_workdir: str,
+    *,
+    ops: tuple[str, ...] = DEFAULT_OPS,
+    files: int = 20_000,
+    light: int = 1,
+    heavy: int = 64,
+    client: str = "auto",
+    lock_share: float = 0.5,
+    warmup: bool = True,
+    announce: Any = None,
+) -> tuple[Calibration, list[dict[str, Any]]]:
+    """Measure every operation on the managed NameNode behind ``backend_url`` and fit."""
+    if not 1 <= light < heavy:
+        raise ConfigError(f"simnn calibrate: the light load ({light}) must be below the heavy one ({heavy})")
+    for op in ops:
+        if op not in OPERATIONS:
+            raise ConfigError(f"simnn calibrate: unknown operation {op!r} (choose from {', '.join(OPERATIONS)})")
+    layout = Layout(Path(hdfs_workdir).resolve())
+    state = managed_state(backend_url, layout.state_file)
+    namenode = None if state is None else next((p for p in state.processes if p.role == "namenode"), None)
+    if namenode is None:
+        raise ConfigError(
+            f"simnn calibrate needs the NameNode's CPU: {backend_url} is not the cluster `mimesisbench hdfs up` "
+            f"manages in {layout.workdir} (start it there, or give its --hdfs-workdir)"
+        )
+    site = site_settings(layout)
+    settings = ServerSettings(
+        handlers=int(site.get("dfs.namenode.handler.count", "10")),
+        cores=os.cpu_count() or 1,
+        colocated=True,
+        fair=site.get("dfs.namenode.fslock.fair", "true").lower() != "false",
+        sync_s=sync_seconds(layout.workdir),
+    )
+
+    host_readings: list[float] = []
+
+    def server_cpu() -> float | None:  # read just before and just after each timed batch
+        host_readings.append(host_busy_cpu_s())
+        return daemon_cpu_s(namenode)
+
+    base = backend_url.rstrip("/")
+
+    def micro(op: str, clients: int, tag: str) -> dict[str, Any]:
+        host_readings.clear()
+        return run_micro(
+            MicroConfig(op=op, files=files, backend=f"{base}/simnn-calibrate-{tag}-{op}-{clients}",
+                        concurrency=clients, client=client),
+            server_cpu=server_cpu,
+        ).to_json()
+
+    def measure(op: str, clients: int, tag: str) -> OpMeasurement:
+        result = micro(op, clients, tag)
+        lat = result["latency_ms"]
+        server = result.get("server_cpu_us_per_op")
+        client_cpu = result.get("client_cpu_us_per_op")
+        if server is None or client_cpu is None or result["errors"] or len(host_readings) != 2:
+            raise ConfigError(f"simnn calibrate: micro {op} measured no CPU, or had errors ({result['errors']})")
+        n = int(result["files"])
+        host = (host_readings[1] - host_readings[0]) / n * 1e6
+        other = max(0.0, host - float(client_cpu) - float(server))  # the kernel's and other processes' share
+        result["host_cpu_us_per_op"] = host
+        raw.append(result)
+        if announce is not None:
+            announce(f"{op} x {clients}: {result['ops_per_s']:,.0f} ops/s, mean {lat['mean']:.3f} ms, p99 "
+                     f"{lat['p99']:.3f} ms, client {client_cpu:.1f} us/op, NameNode {server:.1f} us/op, "
+                     f"host {host:.1f} us/op")
+        return OpMeasurement(
+            op=OPERATIONS[op], operations=n, concurrency=clients, ops_per_s=float(result["ops_per_s"]),
+            mean_s=lat["mean"] / 1e3, p50_s=lat["p50"] / 1e3, p99_s=lat["p99"] / 1e3,
+            client_cpu_s=float(client_cpu) / 1e6, server_cpu_s=(float(server) + other) / 1e6,
+        )
+
+    if warmup:  # a fresh JVM interprets before it compiles: the first batches cost it several times more
+        for op in ops:
+            micro(op, heavy, "warmup")
+    raw: list[dict[str, Any]] = []
+    pairs = [(measure(op, light, str(i)), measure(op, heavy, str(i))) for i, op in enumerate(ops)]
+    measurements = [m for pair in pairs for m in pair]
+    source = {
+        "measured_on": backend_url,
+        "hadoop_version": state.hadoop_version if state else None,
+        "loads": [light, heavy],
+        "operations": files,
+        "client": raw[0].get("client") if raw else None,
+        "host": host_facts(),
+        "versions": versions(),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "measurements": [{**asdict(m), "op": m.op.label} for m in measurements],
+    }
+    calibration, _ = calibrate(pairs, settings, source, lock_share=lock_share)
+    return calibration, raw
+
+
+def write_calibration(out: Path, calibration: Calibration, raw: list[dict[str, Any]]) -> Path:
+    """``out/calibration.json`` and ``out/micro.json`` (every micro-benchmark's own output)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "micro.json").write_text(json.dumps(raw, indent=2) + "\n")
+    return calibration.write(out / CALIBRATION_FILE)

@@ -1,0 +1,66 @@
+"""The simulated NameNode calibrated on the real one of ``local_hdfs`` (``simnn calibrate``).
+
+What is asserted does not depend on how fast this machine is: the calibration measures, the fit
+reproduces what was measured (its own numbers, not a timing), the files are written, and the
+calibrated model runs. How well it predicts other loads is measured by ``bench/bench_simnn.py``
+(figures in the README), not asserted here."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hdfs_native import Client
+from tests.unit.cli_run import run_cli
+
+from mimesisbench.hdfs.cluster import LocalHdfs
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.model import Calibration
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def base(local_hdfs: LocalHdfs) -> Iterator[str]:
+    root = f"/simnn-tests-{uuid.uuid4().hex[:8]}"
+    yield f"{local_hdfs.url}{root}"
+    Client(local_hdfs.url).delete(root, recursive=True)  # leave the session's namespace as found
+
+
+def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
+        local_hdfs: LocalHdfs, base: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cal"
+    code, stdout, err = run_cli(["simnn", "calibrate", "-b", base, "--hdfs-workdir", str(local_hdfs.workdir),
+                                 "--ops", "fileStatus,create", "-n", "1500", "--light", "1", "--heavy", "8", "-o",
+                                 str(out)], capsys)
+    assert code == 0, err
+    cal = Calibration.load(out / "calibration.json")
+    assert set(cal.costs) == {OpCode.GETFILEINFO, OpCode.CREATE}
+    assert cal.settings.handlers == 10 and cal.settings.fair and cal.settings.cores >= 1 and cal.settings.sync_s > 0
+    for op, cost in cal.costs.items():
+        assert cost.server_cpu_s > 0 and cost.client_cpu_s > 0, op
+    fit = cal.source["fit"]
+    for label in ("getfileinfo", "create"):
+        # the delay is bisected on the light load's mean response: the fit lands on it (or, where
+        # the CPU alone already takes longer, no delay is left to fit)
+        f, cost = fit[label], cal.costs[OpCode.GETFILEINFO if label == "getfileinfo" else OpCode.CREATE]
+        assert cost.delay_s == 0 or f["light_fitted_mean_ms"] == pytest.approx(f["light_measured_mean_ms"], rel=0.05)
+        assert f["light_clients"] == 1 and f["heavy_clients"] == 8
+    micro = json.loads((out / "micro.json").read_text())
+    assert [(m["op"], m["concurrency"]) for m in micro] == [("fileStatus", 1), ("fileStatus", 8), ("create", 1),
+                                                            ("create", 8)]
+    assert all(m["errors"] == 0 for m in micro)
+    assert "calibration.json" in stdout
+    code, stdout, err = run_cli(["micro", "create", "-n", "2000", "-t", "16", "-b", f"simnn:?calibration={out}",
+                                 "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(stdout)["ops_per_s"] > 0
+
+
+def test_calibrate_refuses_a_namenode_it_does_not_manage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["simnn", "calibrate", "-b", "hdfs://127.0.0.1:1/x", "--hdfs-workdir", str(tmp_path),
+                            "-o", str(tmp_path / "cal")], capsys)
+    assert code == 2 and "needs the NameNode's CPU" in err

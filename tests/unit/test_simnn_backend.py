@@ -1,0 +1,203 @@
+"""The simulated NameNode as a backend (``simnn:``): its URL, its calibration file, and ``run``,
+``micro`` and ``capacity`` against it through the CLI, writing what any run writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from tests.unit.cli_run import run_cli
+
+from mimesisbench.backends.registry import open_backend
+from mimesisbench.backends.simnn import SimnnBackend, parse_simnn_url
+from mimesisbench.errors import ConfigError, InputError
+from mimesisbench.run.synthetic import write_phased_schedule
+from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
+
+
+def _calibration(tmp_path: Path, **settings: object) -> Path:
+    cal = Calibration(
+        {OpCode.GETFILEINFO: OpCost(0.0, 100e-6, 0.0, delay_sigma=0.0, cpu_cv=0.0),
+         OpCode.CREATE: OpCost(0.0, 200e-6, 0.0, delay_sigma=0.0, cpu_cv=0.0, lock_share=1.0)},
+        ServerSettings(**{"handlers": 4, "cores": 0, "colocated": False, "sync_s": 0.0, "wake_s": 0.0, **settings}),
+        {"note": "made by the test"},
+    )
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return cal.write(tmp_path / "calibration.json")
+
+
+def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
+    backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&seed=3&colocated=no")
+    assert isinstance(backend, SimnnBackend)
+    s = backend.calibration.settings
+    assert (s.handlers, s.fair, s.cores, s.colocated) == (32, False, 4, False)
+    assert s.sync_s == pytest.approx(1e-3) and s.wake_s == pytest.approx(5e-6)
+    assert backend.options.seed == 3
+    builtin = open_backend("simnn:").calibration  # the calibration shipped with the package
+    assert OpCode.GETFILEINFO in builtin.costs and OpCode.CREATE in builtin.costs
+    assert builtin.source.get("hadoop_version")
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("simnn:handlers=3", "options go after '?'"),
+    ("simnn:?handlers=0", "handlers must be >= 1"),
+    ("simnn:?fair=maybe", "is not true or false"),
+    ("simnn:?sync=3", "is not a duration"),
+    ("simnn:?threads=4", "unknown option"),
+    ("simnn:?engine=fast", "engine must be"),
+])
+def test_a_bad_url_names_what_is_wrong(url: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        parse_simnn_url(url)
+
+
+def test_a_wrapper_in_front_of_the_simulated_server_is_refused() -> None:
+    with pytest.raises(ConfigError, match="simulated in virtual time"):
+        open_backend("delay:2ms+simnn:")
+
+
+def test_a_broken_calibration_names_the_bad_key(tmp_path: Path) -> None:
+    path = _calibration(tmp_path)
+    data = json.loads(path.read_text())
+    data["costs"]["create"]["server_cpu"] = 1.0
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"costs\.create\.server_cpu: unknown key"):
+        Calibration.load(path)
+    data["costs"]["create"].pop("server_cpu")
+    data["settings"]["fair"] = "yes"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"settings\.fair: expected true or false"):
+        Calibration.load(path)
+    data["settings"]["fair"] = True
+    data["costs"]["stat"] = data["costs"]["create"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"costs\.stat: not an operation"):
+        Calibration.load(path)
+
+
+def test_run_simulates_a_schedule_and_writes_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """2 x 300 creates then getfileinfos, Poisson at 1,000 ops/s: below the model's capacity (4
+    handlers; a create holds the write lock 200 us), so every operation starts on time, an
+    operation that found the server idle took exactly its cost (others queued behind a create),
+    and the run is written like a real one."""
+    cal = _calibration(tmp_path / "cal")
+    schedule = write_phased_schedule(tmp_path / "s", types=2, files_per_type=300,
+                                     phases=(OpCode.CREATE, OpCode.GETFILEINFO), rate_per_s=1000.0)
+    out = tmp_path / "runs"
+    code, stdout, err = run_cli(["run", str(schedule), "-b", f"simnn:?calibration={cal.parent}", "--out", str(out),
+                                 "-q"], capsys)
+    assert code == 0, err
+    run_dir = next(out.iterdir())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert summary["complete"] and summary["operations_issued"] == 1200 and summary["mode"] == "paced"
+    assert manifest["simulation"]["engine"] == "native" and manifest["simulation"]["calls"] == 1200
+    assert manifest["backend"]["calibration_source"] == {"note": "made by the test"}
+    samples = pl.read_parquet(run_dir / "samples.parquet")
+    service = (samples["end_us"] - samples["start_us"]).to_numpy()
+    by_op = samples.with_columns(service=pl.Series(service)).group_by("op").agg(pl.col("service").min())
+    assert dict(zip(by_op["op"].cast(pl.String), by_op["service"])) == pytest.approx(
+        {"create": 200.0, "getfileinfo": 100.0})
+    assert (samples["start_us"] - samples["scheduled_us"]).abs().max() < 1e-3  # on time
+    code, _, err = run_cli(["report", str(run_dir), "--output", str(tmp_path / "report")], capsys)
+    assert code == 0, err
+
+
+def test_a_simulated_server_slower_than_the_schedule_stops_for_drift(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Creates at 10,000/s on a lock that serves 5,000/s: the backlog passes --max-drift 0.05s."""
+    cal = _calibration(tmp_path / "cal")
+    schedule = write_phased_schedule(tmp_path / "s", types=1, files_per_type=3000, phases=(OpCode.CREATE,),
+                                     rate_per_s=10_000.0)
+    out = tmp_path / "runs"
+    code, _, err = run_cli(["run", str(schedule), "-b", f"simnn:?calibration={cal}", "--max-drift", "0.05s",
+                            "--out", str(out), "-q"], capsys)
+    assert code == 6, err
+    summary = json.loads((next(out.iterdir()) / "summary.json").read_text())
+    assert summary["status"] == "drift" and 0 < summary["operations_issued"] < 3000
+    code, _, err = run_cli(["run", str(schedule), "-b", f"simnn:?calibration={cal}", "--as-fast-as-possible",
+                            "--concurrency", "8", "--out", str(out), "-q"], capsys)
+    assert code == 0, err
+    fast = max(out.iterdir(), key=lambda p: p.stat().st_mtime)
+    summary = json.loads((fast / "summary.json").read_text())
+    assert summary["operations_issued"] == 3000
+    assert summary["throughput_ops_per_s"] == pytest.approx(5000, rel=0.01)  # the lock's rate
+
+
+def test_micro_on_the_simulated_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cal = _calibration(tmp_path / "cal")
+    code, out, err = run_cli(["micro", "fileStatus", "-n", "4000", "-t", "16", "-b", f"simnn:?calibration={cal}",
+                              "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["ops_per_s"] == pytest.approx(4 / 100e-6, rel=0.01)  # 4 handlers of 100 us each
+    assert result["latency_ms"]["p50"] == pytest.approx(16 * 0.1 / 4, rel=0.01)  # 16 clients, 4 served at a time
+    code, out, err = run_cli(["micro", "mkdirs", "-n", "100", "-t", "2", "-b", f"simnn:?calibration={cal}",
+                              "--json"], capsys)
+    assert code == 0, err
+    assert any("mkdirs simulated with the costs measured on create" in w for w in json.loads(out)["warnings"])
+
+
+def test_a_missing_calibration_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["micro", "fileStatus", "-n", "10", "-b", f"simnn:?calibration={tmp_path / 'none'}"],
+                           capsys)
+    assert code == 3 and "cannot read the calibration" in err
+
+
+def test_simnn_show_prints_a_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cal = _calibration(tmp_path / "cal")
+    code, out, err = run_cli(["simnn", "show", str(cal.parent), "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["costs"]["create"]["server_cpu_s"] == pytest.approx(200e-6)
+
+
+def test_an_experiment_sets_the_simulated_server_per_design_point(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 2^2 design over the simulated NameNode's handlers (a simnn factor) and the load: each run
+    is simulated with its point's URL, and the responses say what the model says (one handler
+    serves 10,000 getfileinfo/s, four serve 40,000)."""
+    cal = _calibration(tmp_path / "cal")
+    schedule = write_phased_schedule(tmp_path / "s", types=1, files_per_type=2000,
+                                     phases=(OpCode.GETFILEINFO, OpCode.GETFILEINFO), rate_per_s=None)
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(f"""
+name = "simnn-handlers"
+seed = 1
+responses = ["throughput_ops_per_s"]
+schedule = "{schedule}"
+backend = "simnn:?calibration={cal.parent}"
+
+[run]
+time_scale = 0.0
+workers = 1
+concurrency = 16
+
+[[factors]]
+name = "handlers"
+kind = "simnn"
+option = "handlers"
+levels = [1, 4]
+
+[[factors]]
+name = "lock"
+kind = "simnn"
+option = "fair"
+levels = [true, false]
+""")
+    out = tmp_path / "study"
+    code, _, err = run_cli(["experiment", "run", str(experiment), "-o", str(out)], capsys)
+    assert code == 0, err
+    results = pl.read_csv(out / "results.csv")
+    assert results.height == 4 and (results["status"] == "complete").all()
+    by_handlers = {h: results.filter(pl.col("handlers") == h)["throughput_ops_per_s"].to_list() for h in (1, 4)}
+    assert by_handlers[1] == pytest.approx([10_000] * 2, rel=0.01)
+    assert by_handlers[4] == pytest.approx([40_000] * 2, rel=0.01)
+    urls = sorted(json.loads((Path(d) / "manifest.json").read_text())["backend"]["url"] for d in results["run_dir"])
+    assert urls[0] == f"simnn:?calibration={cal.parent}&handlers=1&fair=false"
+    bad = experiment.read_text().replace(f'backend = "simnn:?calibration={cal.parent}"', 'backend = "memory"')
+    experiment.write_text(bad)
+    code, _, err = run_cli(["experiment", "run", str(experiment), "-o", str(tmp_path / "bad")], capsys)
+    assert code == 2 and "a simnn factor needs backend" in err

@@ -1,7 +1,7 @@
 """The simulated NameNode (``simnn:``): its speed, and its predictions against a managed HDFS.
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
-    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3]
+    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -10,11 +10,11 @@ built-in profile's type 1 at ``--scale-files``: the schedule read, simulated, an
 directory written).
 
 ``validate``: on a fresh managed HDFS (fair lock), ``simnn calibrate``'s measurements and fit (each
-operation with ``micro`` at 1 and 64 clients); then, on the same NameNode, the built-in profile's
+operation with ``micro`` at 1, 8 and 64 clients); then, on the same NameNode, the built-in profile's
 write-heavy type alone and both its types (6,000 s of its time at c = 0.01), each after an
 untimed warm-up run, ``--repeat`` times as fast as possible (2 workers x 32 lanes: the maximum
 throughput of that load, and its p50 and p99) and paced at half that throughput; then micro
-fileStatus and create at 8 and 16 clients; then the calibration's own loads measured again
+fileStatus and create at 4, 16 and 32 clients; then the calibration's own loads measured again
 (``again:`` rows, against the fitted model: the machine's noise floor, what a perfect model
 would miss by). The same on a fresh cluster with the unfair lock
 (``dfs.namenode.fslock.fair=false``), predicted from the fair cluster's calibration with
@@ -115,7 +115,7 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
     return _summary(max(out.iterdir(), key=lambda p: p.stat().st_mtime))
 
 
-def validate(files: int, repeat: int, heap: str) -> None:
+def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         profile = Path(__file__).resolve().parents[1] / "src" / "mimesisbench" / "data" / "demo_profile.json"
@@ -136,7 +136,9 @@ def validate(files: int, repeat: int, heap: str) -> None:
                     cal, raw = measure_and_fit(f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
                                                announce=lambda s: print("calibrate:", s, flush=True))
                     write_calibration(cal_dir, cal, raw)
-                    print(f"# calibrated at 1 and 64 clients: {json.dumps(cal.to_json()['settings'])}", flush=True)
+                    if keep is not None:  # the calibration this validation made, for later use
+                        write_calibration(keep, cal, raw)
+                    print(f"# calibrated at 1, 8 and 64 clients: {json.dumps(cal.to_json()['settings'])}", flush=True)
                 else:  # warm the fresh JVM as the calibration did
                     for op in ("fileStatus", "create"):
                         _micro(cluster.url, op, 64, files, "warm")
@@ -153,12 +155,12 @@ def validate(files: int, repeat: int, heap: str) -> None:
                                   "--max-drift", "off", *hdfs) for r in range(repeat)]
                     _row(f"{name}, paced at {rate}", paced,
                          _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off"))
-                for clients in (8, 16) if fair else (8, 16, 64):
+                for clients in (4, 16, 32) if fair else (4, 16, 32, 64):
                     for op in ("fileStatus", "create"):
                         measured = [_micro(cluster.url, op, clients, files, f"{lock}{r}") for r in range(repeat)]
                         _row(f"micro {op} x {clients}", measured, _micro_predicted(op, clients, files, cal))
                 if fair:  # the noise floor: the calibration's own loads measured again, against the fit
-                    for clients in (1, 64):
+                    for clients in (1, 8, 64):
                         for op in ("fileStatus", "create"):
                             measured = [_micro(cluster.url, op, clients, files, f"again{r}") for r in range(repeat)]
                             _row(f"again: micro {op} x {clients}", measured, _micro_predicted(op, clients, files, cal))
@@ -175,11 +177,12 @@ def main() -> None:
     v.add_argument("--files", type=int, default=20_000)
     v.add_argument("--repeat", type=int, default=3)
     v.add_argument("--heap", default="1g")
+    v.add_argument("--keep-calibration", type=Path, default=None, help="Also write the calibration made here to DIR.")
     a = ap.parse_args()
     if a.what == "speed":
         speed(a.calls, a.scale_files)
     else:
-        validate(a.files, a.repeat, a.heap)
+        validate(a.files, a.repeat, a.heap, a.keep_calibration)
 
 
 if __name__ == "__main__":

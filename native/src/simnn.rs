@@ -9,7 +9,7 @@
 //!
 //! One call's path: a client slot (at most `outstanding` in flight, FIFO) -> the client's send
 //! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it) ->
-//! the RPC call queue (FIFO) -> a handler -> the namesystem lock
+//! the RPC call queue (FIFO) -> a handler (its wake-up CPU, when it was parked) -> the namesystem lock
 //! (read or write; fair or not) -> its CPU under the lock -> release -> for a write, the edit-log
 //! sync (group commit: one sync at a time, every write that joined while one ran goes in the
 //! next) -> its CPU after the lock -> the handler is free -> the other half of the network delay ->
@@ -37,6 +37,7 @@ enum Step {
     Sent,
     AtServer,
     Awake,
+    HandlerAwake,
     LockWork,
     Synced,
     PostDone,
@@ -80,7 +81,9 @@ pub struct Calls<'a> {
     pub c_send: &'a [f64],
     pub c_recv: &'a [f64],
     pub c_wake: &'a [f64],
+    pub c_spin: &'a [f64],
     pub s_wake: &'a [f64],
+    pub h_wake: &'a [f64],
     pub stall: &'a [f64],
     pub net: &'a [f64],
     pub lock: &'a [u8],
@@ -117,6 +120,7 @@ struct Sim<'a> {
     // wake-ups each call paid: the client's (0-2: its send, its receive) and the NameNode's (0-1)
     c_woke: Vec<u8>,
     s_woke: Vec<u8>,
+    h_woke: Vec<u8>,
     // client slots
     slots_free: usize,
     slot_queue: VecDeque<usize>,
@@ -155,6 +159,7 @@ impl<'a> Sim<'a> {
             client_last_end: f64::NEG_INFINITY,
             c_woke: vec![0; n],
             s_woke: vec![0; n],
+            h_woke: vec![0; n],
             slots_free: if set.outstanding == 0 { usize::MAX } else { set.outstanding },
             slot_queue: VecDeque::new(),
             handlers_free: set.handlers,
@@ -346,10 +351,18 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// A call that finds a handler parked on the empty call queue wakes it (and pays for it); one
+    /// taken from the queue by a handler that has just finished another does not.
     fn to_handler(&mut self, call: usize) {
         if self.handlers_free > 0 {
             self.handlers_free -= 1;
-            self.ask_lock(call);
+            self.h_woke[call] = 1;
+            let d = self.calls.h_wake[call];
+            if d > 0.0 {
+                self.cpu(call, d, Step::HandlerAwake, true);
+            } else {
+                self.ask_lock(call);
+            }
         } else {
             self.call_queue.push_back(call);
         }
@@ -362,10 +375,11 @@ impl<'a> Sim<'a> {
         self.cpu(call, d, Step::Sent, false);
     }
 
-    /// An idle client thread pays its wake-up (CPU) on the burst that ends its idleness (one that
-    /// follows another at the same instant continues it: the next send after a receive).
+    /// A client thread idle for longer than its spin window pays its wake-up (CPU) on the burst
+    /// that ends its idleness (one that follows another within the window, the next send after a
+    /// receive above all, continues its work).
     fn client_wake(&mut self, call: usize) -> f64 {
-        if self.client_busy == 0 && self.client_last_end < self.now {
+        if self.client_busy == 0 && self.now - self.client_last_end > self.calls.c_spin[call] {
             self.c_woke[call] += 1;
             self.calls.c_wake[call]
         } else {
@@ -413,6 +427,7 @@ impl<'a> Sim<'a> {
                 }
             }
             Step::Awake => self.to_handler(call),
+            Step::HandlerAwake => self.ask_lock(call),
             Step::Woken => self.woken(call),
             Step::LockWork => {
                 let stall = self.calls.stall[call];
@@ -481,13 +496,14 @@ impl<'a> Sim<'a> {
     }
 }
 
-/// Per call: start, end, lock wait, the client's wake-ups paid and the NameNode's.
-pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>);
+/// Per call: start, end, lock wait, and the wake-ups it paid: the client's, the NameNode's, its
+/// handler's.
+pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>, Vec<u8>);
 
 pub fn simulate(calls: Calls<'_>, set: Settings) -> Outcome {
     let mut sim = Sim::new(calls, set);
     sim.run();
-    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke)
+    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke, sim.h_woke)
 }
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str, n: usize) -> PyResult<&'a [T]> {
@@ -504,12 +520,13 @@ type Times<'py> = (
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u8>>,
 );
 
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, and the wake-ups each
-/// call paid (the client's, the NameNode's).
+/// call paid (the client's, the NameNode's, its handler's).
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, s_wake, stall, net, lock, s_lock, s_post, sync, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -517,7 +534,9 @@ fn simulate_namenode<'py>(
     c_send: PyReadonlyArray1<'py, f64>,
     c_recv: PyReadonlyArray1<'py, f64>,
     c_wake: PyReadonlyArray1<'py, f64>,
+    c_spin: PyReadonlyArray1<'py, f64>,
     s_wake: PyReadonlyArray1<'py, f64>,
+    h_wake: PyReadonlyArray1<'py, f64>,
     stall: PyReadonlyArray1<'py, f64>,
     net: PyReadonlyArray1<'py, f64>,
     lock: PyReadonlyArray1<'py, u8>,
@@ -541,7 +560,9 @@ fn simulate_namenode<'py>(
         c_send: slice(&c_send, "c_send", n)?,
         c_recv: slice(&c_recv, "c_recv", n)?,
         c_wake: slice(&c_wake, "c_wake", n)?,
+        c_spin: slice(&c_spin, "c_spin", n)?,
         s_wake: slice(&s_wake, "s_wake", n)?,
+        h_wake: slice(&h_wake, "h_wake", n)?,
         stall: slice(&stall, "stall", n)?,
         net: slice(&net, "net", n)?,
         lock: slice(&lock, "lock", n)?,
@@ -556,13 +577,14 @@ fn simulate_namenode<'py>(
         return Err(PyValueError::new_err("simulate_namenode: lock must be 0 (none), 1 (read) or 2 (write)"));
     }
     let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s };
-    let (start, end, wait, c_woke, s_woke) = py.detach(|| simulate(calls, set));
+    let (start, end, wait, c_woke, s_woke, h_woke) = py.detach(|| simulate(calls, set));
     Ok((
         start.into_pyarray(py),
         end.into_pyarray(py),
         wait.into_pyarray(py),
         c_woke.into_pyarray(py),
         s_woke.into_pyarray(py),
+        h_woke.into_pyarray(py),
     ))
 }
 

@@ -34,8 +34,9 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
         local_hdfs: LocalHdfs, base: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cal"
     code, stdout, err = run_cli(["simnn", "calibrate", "-b", base, "--hdfs-workdir", str(local_hdfs.workdir),
-                                 "--ops", "fileStatus,create", "-n", "1500", "--light", "1", "--heavy", "8", "-o",
-                                 str(out)], capsys)
+                                 "--ops", "fileStatus,create", "-n", "1500", "--loads", "1,4,8", "--repeat", "2", "-o",
+                                 str(out)],
+                                capsys)
     assert code == 0, err
     cal = Calibration.load(out / "calibration.json")
     assert set(cal.costs) == {OpCode.GETFILEINFO, OpCode.CREATE}
@@ -48,10 +49,11 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
         # the CPU alone already takes longer, no delay is left to fit)
         f, cost = fit[label], cal.costs[OpCode.GETFILEINFO if label == "getfileinfo" else OpCode.CREATE]
         assert cost.delay_s == 0 or f["light_fitted_mean_ms"] == pytest.approx(f["light_measured_mean_ms"], rel=0.05)
-        assert f["light_clients"] == 1 and f["heavy_clients"] == 8
+        assert (f["light_clients"], f["middle_clients"], f["heavy_clients"]) == (1, 4, 8)
     micro = json.loads((out / "micro.json").read_text())
-    assert [(m["op"], m["concurrency"]) for m in micro] == [("fileStatus", 1), ("fileStatus", 8), ("create", 1),
-                                                            ("create", 8)]
+    runs = [(op, t) for op in ("fileStatus", "create") for t in (1, 4, 8)]
+    assert [(m["op"], m["concurrency"]) for m in micro] == runs * 2  # two rounds
+    assert cal.source["repeat"] == 2
     assert all(m["errors"] == 0 for m in micro)
     assert "calibration.json" in stdout
     code, stdout, err = run_cli(["micro", "create", "-n", "2000", "-t", "16", "-b", f"simnn:?calibration={out}",

@@ -47,9 +47,10 @@ def run(ops: list[OpCode], arrive: np.ndarray, cal: Calibration, outstanding: in
 def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool, cores: int, outstanding: int) -> None:
     rng = np.random.default_rng(7)
     costs = {
-        READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, server_wake_s=40e-6,
+        READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
+                     server_wake_s=40e-6,
                      stall_p=0.01, stall_s=2e-3),
-        OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6),
+        OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6, handler_wake_s=30e-6),
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
@@ -66,6 +67,7 @@ def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool
     np.testing.assert_array_equal(native.lock_wait, reference.lock_wait)
     np.testing.assert_array_equal(native.client_wakes, reference.client_wakes)
     np.testing.assert_array_equal(native.server_wakes, reference.server_wakes)
+    np.testing.assert_array_equal(native.handler_wakes, reference.handler_wakes)
     assert np.all(native.end > native.start)
 
 
@@ -149,19 +151,27 @@ def test_cores_limit_cpu_and_a_colocated_client_shares_them(engine: str) -> None
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_call_that_finds_a_side_idle_pays_its_wake_up(engine: str) -> None:
-    """One client: every call finds the client and the NameNode idle, and pays both wake-ups (the
-    send that follows a receive at once continues the client's work: no second wake-up). Many
-    clients on one handler: the NameNode is never idle after the first call, nor is the client."""
-    c, s, cw, sw, d = 20e-6, 50e-6, 10e-6, 30e-6, 40e-6
-    cal = Calibration({READ: OpCost(c, s, d, delay_sigma=0.0, cpu_cv=0.0, client_wake_s=cw, server_wake_s=sw)},
-                      settings(handlers=1))
+def test_a_call_that_finds_a_thread_parked_pays_its_wake_up(engine: str) -> None:
+    """One client: every call finds the client, the NameNode and a handler idle, and pays the three
+    wake-ups (the send that follows a receive at once continues the client's work). A spin window
+    longer than the round trip: the client never parks after the first call. Many clients on one
+    handler: after the first call the NameNode is never idle and its handler never parked."""
+    c, s, cw, sw, hw, d = 20e-6, 50e-6, 10e-6, 30e-6, 7e-6, 40e-6
+    cost = OpCost(c, s, d, delay_sigma=0.0, cpu_cv=0.0, client_wake_s=cw, server_wake_s=sw, handler_wake_s=hw)
+    cal = Calibration({READ: cost}, settings(handlers=1))
     one = run([READ] * 50, np.zeros(50), cal, 1, engine)
-    np.testing.assert_allclose(one.service[1:], c + s + cw + sw + d)
-    assert one.service[0] == pytest.approx(c + s + 2 * cw + sw + d)  # the very first send wakes the client too
+    np.testing.assert_allclose(one.service[1:], c + s + cw + sw + hw + d)
+    assert one.service[0] == pytest.approx(c + s + 2 * cw + sw + hw + d)  # the very first send wakes the client too
+    assert one.client_wakes.tolist() == [2] + [1] * 49
+    assert one.server_wakes.all() and one.handler_wakes.all()
+    spinning = run([READ] * 50, np.zeros(50), Calibration({READ: replace(cost, client_spin_s=1.0)}, cal.settings), 1,
+                   engine)
+    np.testing.assert_allclose(spinning.service[1:], c + s + sw + hw + d)
+    assert spinning.client_wakes.tolist() == [1] + [0] * 49
     many = run([READ] * 200, np.zeros(200), cal, 20, engine)
+    assert many.server_wakes.sum() == 1 and many.handler_wakes.sum() == 1
     # the handler is the bottleneck: after the first call, one call per s
-    assert many.end.max() == pytest.approx(sw + 199 * s + (c + cw + s + d), rel=0.02)
+    assert many.end.max() == pytest.approx(sw + hw + 199 * s + (c + cw + s + d), rel=0.02)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

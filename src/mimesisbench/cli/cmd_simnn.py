@@ -21,29 +21,35 @@ def simnn() -> None:
               help="The managed cluster's working directory (its settings, its NameNode's CPU).")
 @click.option("--ops", default="fileStatus,open,listStatus,create,mkdirs,rename,delete", show_default=True,
               help="The micro operations to measure, comma-separated.")
-@click.option("--files", "-n", type=click.IntRange(100), default=20_000, show_default=True,
+@click.option("--files", "-n", type=click.IntRange(100), default=10_000, show_default=True,
               help="Operations per measurement.")
-@click.option("--light", type=click.IntRange(1), default=1, show_default=True,
-              help="Closed-loop clients of the light load (every call finds the server idle).")
-@click.option("--heavy", type=click.IntRange(2), default=64, show_default=True,
-              help="Closed-loop clients of the heavy load (the server always has the next call waiting).")
+@click.option("--loads", default="1,8,64", show_default=True,
+              help="Closed-loop clients of the light, middle and heavy loads (the middle one below the handlers).")
+@click.option("--repeat", type=click.IntRange(1), default=3, show_default=True,
+              help="Runs of each operation and load, round after round; each figure is their median.")
 @click.option("--client", type=click.Choice(["auto", "native", "asyncio", "threads"]), default="auto",
               show_default=True, help="As for micro.")
 @click.option("--lock-share", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="A read's share of its NameNode work under the (shared) namesystem lock; a write's is fitted.")
 @click.option("--output", "-o", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for calibration.json (simnn:?calibration=DIR) and the measurements.")
-def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, light: int, heavy: int, client: str,
+def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, loads: str, repeat: int, client: str,
                       lock_share: float, out: Path) -> None:
-    """Measure each operation on the managed NameNode at a light and a heavy load (micro, the CPU of
-    both sides) and fit the simulated NameNode to them; prints how the fit reproduces each."""
+    """Measure each operation on the managed NameNode at a light, a middle and a heavy load (micro,
+    the CPU of both sides) and fit the simulated NameNode to them; prints how the fit reproduces each."""
     from rich.console import Console
 
     from mimesisbench.study.simnn_calibration import measure_and_fit, write_calibration
 
     console = Console(width=max(Console().width, 150))
     chosen = tuple(o.strip() for o in ops.split(",") if o.strip())
-    calibration, raw = measure_and_fit(backend, hdfs_workdir, ops=chosen, files=files, light=light, heavy=heavy,
+    try:
+        counts = tuple(int(x) for x in loads.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{loads!r}: three client counts, e.g. 1,8,64", param_hint="--loads") from None
+    if len(counts) != 3:
+        raise click.BadParameter(f"{loads!r}: three client counts, e.g. 1,8,64", param_hint="--loads")
+    calibration, raw = measure_and_fit(backend, hdfs_workdir, ops=chosen, files=files, loads=counts, repeat=repeat,
                                        client=client, lock_share=lock_share, announce=console.print)
     path = write_calibration(out, calibration, raw)
     _show(calibration.to_json(), console)
@@ -76,13 +82,14 @@ def _show(data: dict, console: object) -> None:
     settings = data["settings"]
     console.print("settings: " + "  ".join(f"{k} {v}" for k, v in settings.items()))
     costs = Table(title="costs per operation (us)")
-    for name in ("op", "client CPU", "client wake", "NameNode CPU", "NameNode wake", "delay", "stall", "stall p",
-                 "CPU cv", "lock share"):
+    for name in ("op", "client CPU", "client wake", "client spin", "NameNode CPU", "NameNode wake", "handler wake",
+                 "delay", "stall", "stall p", "lock share"):
         costs.add_column(name, justify="right")
     for op, c in data["costs"].items():
-        costs.add_row(op, *(f"{c[k] * 1e6:.1f}" for k in ("client_cpu_s", "client_wake_s", "server_cpu_s",
-                                                          "server_wake_s", "delay_s", "stall_s")),
-                      f"{c['stall_p']:.4f}", f"{c['cpu_cv']:.2f}", f"{c['lock_share']:.2f}")
+        costs.add_row(op, *(f"{c[k] * 1e6:.1f}" for k in ("client_cpu_s", "client_wake_s", "client_spin_s",
+                                                          "server_cpu_s", "server_wake_s", "handler_wake_s",
+                                                          "delay_s", "stall_s")),
+                      f"{c['stall_p']:.4f}", f"{c['lock_share']:.2f}")
     console.print(costs)
     fit = (data.get("source") or {}).get("fit") or {}
     if not fit:
@@ -91,10 +98,12 @@ def _show(data: dict, console: object) -> None:
     for name in ("op", "clients", "ops/s", "mean ms", "p50 ms", "p99 ms"):
         table.add_column(name, justify="right")
     for op, f in fit.items():
-        for load in ("light", "heavy"):
+        for load in ("light", "middle", "heavy"):
             def pair(key: str, fmt: str, f: dict = f, load: str = load) -> str:
                 return f"{fmt.format(f[f'{load}_measured_{key}'])} / {fmt.format(f[f'{load}_fitted_{key}'])}"
 
+            if f"{load}_clients" not in f:
+                continue
             table.add_row(op if load == "light" else "", f"{f[f'{load}_clients']:.0f}", pair("ops_per_s", "{:,.0f}"),
                           pair("mean_ms", "{:.3f}"), pair("p50_ms", "{:.3f}"), pair("p99_ms", "{:.3f}"))
     console.print(table)

@@ -25,7 +25,9 @@ class Calls:
     c_send: NDArray[np.float64]
     c_recv: NDArray[np.float64]
     c_wake: NDArray[np.float64]
+    c_spin: NDArray[np.float64]
     s_wake: NDArray[np.float64]
+    h_wake: NDArray[np.float64]
     stall: NDArray[np.float64]
     net: NDArray[np.float64]
     lock: NDArray[np.uint8]
@@ -58,7 +60,9 @@ def make_calls(
     c_send = np.empty(n)
     c_recv = np.empty(n)
     c_wake = np.empty(n)
+    c_spin = np.empty(n)
     s_wake = np.empty(n)
+    h_wake = np.empty(n)
     stall = np.empty(n)
     net = np.empty(n)
     lock = np.empty(n, dtype=np.uint8)
@@ -72,14 +76,16 @@ def make_calls(
         if measured_on is not op:
             stand_ins[op.label] = measured_on.label
         rows = np.flatnonzero(inverse == k)
-        _fill(rng, cost, rows, (c_send, c_recv, c_wake, s_wake, stall, net, s_lock, s_post))
+        _fill(rng, cost, rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post))
         lock[rows] = lock_kind(op)
     calls = Calls(
         arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
         c_send=c_send,
         c_recv=c_recv,
         c_wake=c_wake,
+        c_spin=c_spin,
         s_wake=s_wake,
+        h_wake=h_wake,
         stall=stall,
         net=net,
         lock=lock,
@@ -93,16 +99,18 @@ def make_calls(
 def _fill(
     rng: np.random.Generator, cost: OpCost, rows: NDArray[np.intp], out: tuple[NDArray[np.float64], ...]
 ) -> None:
-    """Draw the calls ``rows`` of one operation into ``out`` (c_send, c_recv, c_wake, s_wake, stall,
-    net, s_lock, s_post)."""
-    c_send, c_recv, c_wake, s_wake, stall, net, s_lock, s_post = out
+    """Draw the calls ``rows`` of one operation into ``out`` (c_send, c_recv, c_wake, c_spin, s_wake,
+    h_wake, stall, net, s_lock, s_post)."""
+    c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post = out
     m = rows.size
     half = cost.client_cpu_s / 2
     c_send[rows] = _gamma(rng, half, cost.cpu_cv, m)
     c_recv[rows] = _gamma(rng, half, cost.cpu_cv, m)
     net[rows] = cost.delay_s * np.exp(rng.normal(0.0, cost.delay_sigma, m)) if cost.delay_s > 0 else 0.0
     c_wake[rows] = _gamma(rng, cost.client_wake_s, cost.cpu_cv, m)
+    c_spin[rows] = cost.client_spin_s
     s_wake[rows] = _gamma(rng, cost.server_wake_s, cost.cpu_cv, m)
+    h_wake[rows] = _gamma(rng, cost.handler_wake_s, cost.cpu_cv, m)
     stall[rows] = np.where(rng.random(m) < cost.stall_p, cost.stall_s, 0.0) if cost.stall_p > 0 else 0.0
     server = _gamma(rng, cost.server_cpu_s, cost.cpu_cv, m)
     s_lock[rows] = server * cost.lock_share

@@ -5,16 +5,19 @@ NameNode: its clients, the client's and the server's CPU per operation (the host
 neither process accounts for, the kernel's network work above all, is counted with the
 server's), and the latency's mean, p50 and p99.
 
-One load cannot tell a call's work from what its threads spend going idle and waking up again
-(measured on Hadoop 3.4.3: the NameNode's CPU per getfileinfo falls from 70-77 us with one client
-to 22-25 us with 64, per create from 384-440 us to 60-93 us; ``docs/simnn.md``). So each
-operation is measured at two loads, and the costs come out of them:
+One load cannot tell a call's work from what the threads of both sides spend going idle and
+waking up again (measured on Hadoop 3.4.3: the NameNode's CPU per getfileinfo falls from 70-77 us
+with one client to 22-25 us with 64, per create from 384-440 us to 60-93 us; ``docs/simnn.md``).
+So each operation is measured at three loads: light (one client: every call finds every thread
+idle), middle (fewer clients than handlers: a handler is mostly parked when its call comes, the
+NameNode mostly busy) and heavy (every thread finds the next call waiting). The costs come out of
+them:
 
-* **work** (``client_cpu_s``, ``server_cpu_s``) and **wake-ups** (``client_wake_s``,
-  ``server_wake_s``): a call costs its work plus a wake-up each time it finds its side idle, so
-  that work + (wake-ups per call) x wake-up is the measured CPU per operation at both loads; the
-  model's own wake-ups per call at each load (nearly one at the light load, where every call finds
-  both sides idle, few at the heavy one) come from simulating both, a fixed point of a few rounds;
+* **work and wake-ups**: a call costs its work plus a wake-up each time it finds a thread
+  parked: the client's (idle past its spin window), the NameNode's (no other call in it), a
+  handler (parked on the empty call queue). The model's own wake-ups per call at each load come
+  from simulating the three loads, and the costs are solved so that each side's CPU per operation
+  comes out as measured at all three (``_split_cpu``), a fixed point of a few rounds;
 * the **delay** (what is neither CPU nor a queue) is bisected so that the simulated light load has
   the measured mean response;
 * the **stalls** make the tail of the busy server: in a closed loop a call's own CPU variability
@@ -27,10 +30,8 @@ operation is measured at two loads, and the costs come out of them:
   the lock: their share stays at ``--lock-share``).
 
 Every simulation of the fit uses the same seed, so what it matches moves monotonically with the
-unknowns.
-
-In a closed loop the mean response fixes the throughput (Little's law), so the light load's
-throughput is reproduced, and a write's heavy one; a read's heavy throughput and both p50s are
+unknowns. In a closed loop the mean response fixes the throughput (Little's law), so the light
+load's throughput is reproduced, and a write's heavy one; the other throughputs and every p50 are
 not fitted: ``simnn show`` prints them beside the measurements as the fit's first check. Every
 other load, mix and setting is a prediction.
 """
@@ -40,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.optimize import nnls
 
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, ServerSettings, lock_kind
@@ -50,6 +52,9 @@ FIT_CALLS = 20_000
 STALL_P_MAX = 0.05
 SPLIT_ROUNDS = 4
 LOCK_SHARE_MIN = 0.05
+#: the client's spin window is looked for below this share of the light load's mean response
+SPIN_MAX_SHARE = 0.5
+SPIN_STEPS = 12
 CPU_CV = 0.5
 STEPS = 16
 
@@ -79,6 +84,7 @@ class Simulated:
     p99_s: float
     client_wakes: float = 0.0  # wake-ups paid per call
     server_wakes: float = 0.0
+    handler_wakes: float = 0.0
 
 
 def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSettings, seed: int = 0) -> Simulated:
@@ -89,27 +95,56 @@ def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSetting
     elapsed = float(times.end.max() - times.start.min())
     p50, p99 = np.percentile(service, [50, 99])
     return Simulated(n / elapsed if elapsed > 0 else 0.0, float(service.mean()), float(p50), float(p99),
-                     float(times.client_wakes.mean()), float(times.server_wakes.mean()))
+                     float(times.client_wakes.mean()), float(times.server_wakes.mean()),
+                     float(times.handler_wakes.mean()))
 
 
-def _split(heavy_cpu: float, light_cpu: float, heavy_wakes: float, light_wakes: float) -> tuple[float, float]:
-    """(work, wake-up) per call such that work + wakes x wake-up is the measured CPU at both loads."""
-    if light_wakes - heavy_wakes < 0.05 or light_cpu <= heavy_cpu:
-        return heavy_cpu, 0.0
-    wake = (light_cpu - heavy_cpu) / (light_wakes - heavy_wakes)
-    return max(0.0, heavy_cpu - heavy_wakes * wake), wake
+def _client_split(light: OpMeasurement, heavy: OpMeasurement, at_light: Simulated,
+                  at_heavy: Simulated) -> tuple[float, float]:
+    """The client's (work, wake-up) per call such that work + wakes x wake-up is its measured CPU
+    at the light and the heavy load."""
+    dl, dh = at_light.client_wakes, at_heavy.client_wakes
+    if dl - dh < 0.05 or light.client_cpu_s <= heavy.client_cpu_s:
+        return heavy.client_cpu_s, 0.0
+    wake = (light.client_cpu_s - heavy.client_cpu_s) / (dl - dh)
+    return max(0.0, heavy.client_cpu_s - dh * wake), wake
 
 
-def _split_cpu(cost: OpCost, settings: ServerSettings, light: OpMeasurement, heavy: OpMeasurement,
-               seed: int) -> OpCost:
-    """The work and the wake-ups of both sides, given how many wake-ups the model pays per call at
-    each load with the current costs (one step of a fixed point)."""
-    at_light = simulate_measurement(light, cost, settings, seed)
-    at_heavy = simulate_measurement(heavy, cost, settings, seed)
-    client, client_wake = _split(heavy.client_cpu_s, light.client_cpu_s, at_heavy.client_wakes, at_light.client_wakes)
-    server, server_wake = _split(heavy.server_cpu_s, light.server_cpu_s, at_heavy.server_wakes, at_light.server_wakes)
-    return replace(cost, client_cpu_s=client, client_wake_s=client_wake, server_cpu_s=server,
-                   server_wake_s=server_wake)
+def _split_cpu(cost: OpCost, settings: ServerSettings, loads: tuple[OpMeasurement, ...], seed: int) -> OpCost:
+    """One step of the fixed point: each side's work and wake-ups, given how many wake-ups the model
+    pays per call at each load with the current costs.
+
+    The NameNode: work + (NameNode wake-ups) x ``server_wake_s`` + (handler wake-ups) x
+    ``handler_wake_s`` is its measured CPU at the three loads (non-negative least squares, scipy's
+    ``nnls``). The client: work and wake-up from the light and the heavy load, and its spin window
+    bisected so that the middle load's CPU comes out as measured (the longer the window, the fewer
+    of its calls find the thread parked)."""
+    light, middle, heavy = loads
+    sims = [simulate_measurement(m, cost, settings, seed) for m in loads]
+    a = np.array([[1.0, sim.server_wakes, sim.handler_wakes] for sim in sims])
+    (server, server_wake, handler_wake), _ = nnls(a, np.array([m.server_cpu_s for m in loads]))
+    cost = replace(cost, server_cpu_s=float(server), server_wake_s=float(server_wake),
+                   handler_wake_s=float(handler_wake))
+
+    def client_at(spin: float) -> tuple[OpCost, float]:
+        trial = replace(cost, client_spin_s=spin)
+        at = [simulate_measurement(m, trial, settings, seed) for m in loads]
+        work, wake = _client_split(light, heavy, at[0], at[2])
+        return replace(trial, client_cpu_s=work, client_wake_s=wake), work + at[1].client_wakes * wake
+
+    lo, hi = 0.0, SPIN_MAX_SHARE * light.mean_s
+    best, got = client_at(cost.client_spin_s)
+    best_err = abs(got - middle.client_cpu_s)
+    for _ in range(SPIN_STEPS):
+        mid = (lo + hi) / 2
+        trial, got = client_at(mid)
+        if got > middle.client_cpu_s:
+            lo = mid  # too many wake-ups at the middle load: a longer window
+        else:
+            hi = mid
+        if abs(got - middle.client_cpu_s) < best_err:
+            best, best_err = trial, abs(got - middle.client_cpu_s)
+    return best
 
 
 def _fit_delay(cost: OpCost, settings: ServerSettings, light: OpMeasurement, seed: int) -> OpCost:
@@ -172,17 +207,17 @@ def _fit_lock_share(cost: OpCost, settings: ServerSettings, heavy: OpMeasurement
     return replace(cost, lock_share=(lo + hi) / 2)
 
 
-def fit_cost(light: OpMeasurement, heavy: OpMeasurement, settings: ServerSettings, *, lock_share: float = 0.5,
-             delay_sigma: float = 0.5, seed: int = 0) -> OpCost:
-    """The operation's costs from its light and heavy loads (the module doc says how)."""
-    if light.op is not heavy.op or light.concurrency >= heavy.concurrency:
-        raise ValueError("fit_cost needs one operation measured at a light and a heavier load")
+def fit_cost(light: OpMeasurement, middle: OpMeasurement, heavy: OpMeasurement, settings: ServerSettings, *,
+             lock_share: float = 0.5, delay_sigma: float = 0.5, seed: int = 0) -> OpCost:
+    """The operation's costs from its light, middle and heavy loads (the module doc says how)."""
+    if not (light.op is middle.op is heavy.op) or not light.concurrency < middle.concurrency < heavy.concurrency:
+        raise ValueError("fit_cost needs one operation measured at three loads, light to heavy")
     cost = OpCost(
         client_cpu_s=heavy.client_cpu_s, server_cpu_s=heavy.server_cpu_s, delay_s=0.0, delay_sigma=delay_sigma,
         cpu_cv=CPU_CV, lock_share=lock_share, stall_s=max(0.0, heavy.p99_s - heavy.p50_s),
     )
     for _ in range(SPLIT_ROUNDS):
-        cost = _fit_delay(_split_cpu(cost, settings, light, heavy, seed), settings, light, seed)
+        cost = _fit_delay(_split_cpu(cost, settings, (light, middle, heavy), seed), settings, light, seed)
     for _ in range(2 if lock_kind(light.op) == LOCK_WRITE else 1):
         if lock_kind(light.op) == LOCK_WRITE:
             cost = _fit_lock_share(cost, settings, heavy, seed)
@@ -190,17 +225,19 @@ def fit_cost(light: OpMeasurement, heavy: OpMeasurement, settings: ServerSetting
     return cost
 
 
-def calibrate(pairs: list[tuple[OpMeasurement, OpMeasurement]], settings: ServerSettings, source: dict[str, object],
-              *, lock_share: float = 0.5) -> tuple[Calibration, dict[str, dict[str, float]]]:
-    """A calibration from each operation's (light, heavy) measurements, and how the fitted model
-    reproduces each of them (``{op: {"light_measured_mean_ms": ..., "heavy_fitted_ops_per_s": ...}}``)."""
+def calibrate(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], settings: ServerSettings,
+              source: dict[str, object], *, lock_share: float = 0.5
+              ) -> tuple[Calibration, dict[str, dict[str, float]]]:
+    """A calibration from each operation's (light, middle, heavy) measurements, and how the fitted
+    model reproduces each of them (``{op: {"light_measured_mean_ms": ..., "heavy_fitted_ops_per_s":
+    ...}}``)."""
     costs: dict[OpCode, OpCost] = {}
     report: dict[str, dict[str, float]] = {}
-    for light, heavy in pairs:
-        cost = fit_cost(light, heavy, settings, lock_share=lock_share)
+    for light, middle, heavy in loads:
+        cost = fit_cost(light, middle, heavy, settings, lock_share=lock_share)
         costs[light.op] = cost
         row: dict[str, float] = {}
-        for name, m in (("light", light), ("heavy", heavy)):
+        for name, m in (("light", light), ("middle", middle), ("heavy", heavy)):
             sim = simulate_measurement(m, cost, settings)
             row.update({
                 f"{name}_clients": float(m.concurrency),

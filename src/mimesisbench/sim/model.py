@@ -9,7 +9,9 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    brings it to the NameNode; a call that finds no other call in the NameNode first spends
    ``server_wake_s`` of CPU (its threads had gone idle: spinning, parking and waking them is
    work that a busy server does not do per call); then it waits in the call queue (FIFO) for one
-   of ``handlers``;
+   of ``handlers``; a call that finds a handler parked on the empty queue spends
+   ``handler_wake_s`` waking it (one that a handler takes from the queue as it finishes another
+   does not);
 3. the handler takes the namesystem lock, shared for a read, exclusive for a write (``fair``:
    a FIFO hand-over, each waiter starting ``wake_s`` after it is handed the lock; not fair: a
    free lock goes to whoever asks first, a woken waiter tries again ``wake_s`` after the release,
@@ -19,8 +21,9 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    every write that joins while one runs goes in the next), and every call spends the rest of
    its server CPU (audit log, the response) before its handler is free;
 5. the other half of the delay brings the answer back, and the client spends ``client_cpu_s / 2``
-   receiving it. A client burst that starts while the client has no other burst started or
-   waiting adds ``client_wake_s`` (the client's thread had gone idle).
+   receiving it. A client burst that starts while the client has had no other burst started or
+   waiting for longer than ``client_spin_s`` adds ``client_wake_s`` (the client's thread had
+   parked).
 
 Every CPU burst takes one of ``cores`` cores (FIFO; 0: unlimited); the client's only when
 ``colocated`` (the client on the server's host, as on one machine), else they are pure delays.
@@ -86,13 +89,15 @@ class OpCost:
     cpu_cv: float = 0.5
     lock_share: float = 0.5
     client_wake_s: float = 0.0
+    client_spin_s: float = 0.0
     server_wake_s: float = 0.0
+    handler_wake_s: float = 0.0
     stall_p: float = 0.0
     stall_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("client_cpu_s", "server_cpu_s", "delay_s", "delay_sigma", "cpu_cv", "client_wake_s",
-                     "server_wake_s", "stall_s"):
+                     "client_spin_s", "server_wake_s", "handler_wake_s", "stall_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite number >= 0, got {value!r}")

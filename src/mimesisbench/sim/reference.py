@@ -127,7 +127,7 @@ class EditLog:
 
 def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int) -> tuple[np.ndarray, ...]:
     """(start, end, lock wait) per call, in seconds, and the wake-ups each paid (the client's, the
-    NameNode's), as ``native.simulate_namenode`` gives them."""
+    NameNode's, its handler's), as ``native.simulate_namenode`` gives them."""
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)
@@ -143,6 +143,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
     wait = np.zeros(n)
     c_woke = np.zeros(n, dtype=np.uint8)
     s_woke = np.zeros(n, dtype=np.uint8)
+    h_woke = np.zeros(n, dtype=np.uint8)
     arrive = calls.arrive.tolist()
 
     def cpu(d: float, server: bool) -> SimProcess:
@@ -154,7 +155,8 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
             yield env.timeout(d)
 
     def client_cpu(d: float, i: int) -> SimProcess:
-        idle = busy["client"] == 0 and client_last_end[0] < env.now  # not a send right after a receive
+        # parked: idle past the spin window (a send right after a receive continues the work)
+        idle = busy["client"] == 0 and env.now - client_last_end[0] > float(calls.c_spin[i])
         wake = float(calls.c_wake[i]) if idle else 0.0
         c_woke[i] += idle
         busy["client"] += 1
@@ -174,8 +176,13 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
                 s_woke[i] = 1
                 if calls.s_wake[i] > 0:
                     yield from cpu(float(calls.s_wake[i]), True)
+            parked = handlers.count < handlers.capacity and not handlers.queue  # a handler waits for calls
             with handlers.request() as handler:
                 yield handler
+                if parked:
+                    h_woke[i] = 1
+                    if calls.h_wake[i] > 0:
+                        yield from cpu(float(calls.h_wake[i]), True)
                 kind = int(calls.lock[i])
                 asked = env.now
                 if kind != LOCK_NONE:
@@ -202,4 +209,4 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
 
     env.process(arrivals())
     env.run()
-    return start, end, wait, c_woke, s_woke
+    return start, end, wait, c_woke, s_woke, h_woke

@@ -1,8 +1,9 @@
 """Calibrating the simulated NameNode on a real one: ``mimesisbench simnn calibrate``.
 
-After a warm-up pass over the operations (a fresh JVM interprets before it compiles), each
-operation is measured with closed-loop micro-benchmarks on the managed NameNode (``hdfs up``) at
-two loads (one client, and 64: ``sim.fit`` says why two): the client's CPU per operation (this
+After a warm-up pass over the operations and loads (a fresh JVM interprets before it compiles),
+each operation is measured with closed-loop micro-benchmarks on the managed NameNode (``hdfs up``)
+at three loads (1, 8 and 64 clients: ``sim.fit`` says why three), ``repeat`` times round after
+round, each figure the median of its runs: the client's CPU per operation (this
 process), the NameNode's (its process, over the same batch), the host's (every core's busy time:
 what neither process accounts for, the kernel's network work above all, is counted with the
 NameNode's), throughput and latency. The managed cluster's own settings (handlers, lock fairness, from
@@ -18,7 +19,7 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -50,6 +51,15 @@ def site_settings(layout: Layout) -> dict[str, str]:
     return {(p.findtext("name") or "").strip(): (p.findtext("value") or "").strip() for p in root.iter("property")}
 
 
+def median_measurement(runs: list[OpMeasurement]) -> OpMeasurement:
+    """One measurement whose every figure is the median of the runs' (one operation and load)."""
+    def med(name: str) -> float:
+        return float(np.median([getattr(m, name) for m in runs]))
+
+    return replace(runs[0], ops_per_s=med("ops_per_s"), mean_s=med("mean_s"), p50_s=med("p50_s"), p99_s=med("p99_s"),
+                   client_cpu_s=med("client_cpu_s"), server_cpu_s=med("server_cpu_s"))
+
+
 def host_busy_cpu_s() -> float:
     """The host's busy CPU seconds so far, every core (psutil: all but idle and iowait)."""
     import psutil
@@ -78,16 +88,18 @@ def measure_and_fit(
     *,
     ops: tuple[str, ...] = DEFAULT_OPS,
     files: int = 20_000,
-    light: int = 1,
-    heavy: int = 64,
+    loads: tuple[int, int, int] = (1, 8, 64),
     client: str = "auto",
     lock_share: float = 0.5,
+    repeat: int = 3,
     warmup: bool = True,
     announce: Any = None,
 ) -> tuple[Calibration, list[dict[str, Any]]]:
     """Measure every operation on the managed NameNode behind ``backend_url`` and fit."""
-    if not 1 <= light < heavy:
-        raise ConfigError(f"simnn calibrate: the light load ({light}) must be below the heavy one ({heavy})")
+    if repeat < 1:
+        raise ConfigError(f"simnn calibrate: --repeat must be at least 1 (got {repeat})")
+    if len(loads) != 3 or not 1 <= loads[0] < loads[1] < loads[2]:
+        raise ConfigError(f"simnn calibrate: --loads takes three client counts, light to heavy (got {loads})")
     for op in ops:
         if op not in OPERATIONS:
             raise ConfigError(f"simnn calibrate: unknown operation {op!r} (choose from {', '.join(OPERATIONS)})")
@@ -148,14 +160,23 @@ def measure_and_fit(
 
     if warmup:  # a fresh JVM interprets before it compiles: the first batches cost it several times more
         for op in ops:
-            micro(op, heavy, "warmup")
+            for clients in loads:
+                micro(op, clients, "warmup")
     raw: list[dict[str, Any]] = []
-    pairs = [(measure(op, light, str(i)), measure(op, heavy, str(i))) for i, op in enumerate(ops)]
-    measurements = [m for pair in pairs for m in pair]
+    # each (operation, load) measured `repeat` times, round after round, and the median of each
+    # figure kept: one batch on a shared machine can be a third off the next
+    rounds = [[[measure(op, clients, f"{r}-{i}") for clients in loads] for i, op in enumerate(ops)]
+              for r in range(repeat)]
+    def median_at(i: int, k: int) -> OpMeasurement:
+        return median_measurement([rounds[r][i][k] for r in range(repeat)])
+
+    triples = [(median_at(i, 0), median_at(i, 1), median_at(i, 2)) for i in range(len(ops))]
+    measurements = [m for triple in triples for m in triple]
     source = {
         "measured_on": backend_url,
         "hadoop_version": state.hadoop_version if state else None,
-        "loads": [light, heavy],
+        "loads": list(loads),
+        "repeat": repeat,
         "operations": files,
         "client": raw[0].get("client") if raw else None,
         "host": host_facts(),
@@ -163,7 +184,7 @@ def measure_and_fit(
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "measurements": [{**asdict(m), "op": m.op.label} for m in measurements],
     }
-    calibration, _ = calibrate(pairs, settings, source, lock_share=lock_share)
+    calibration, _ = calibrate(triples, settings, source, lock_share=lock_share)
     return calibration, raw
 
 

@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mimesisbench.backends.base import NOTHING, Backend, Capabilities
+from mimesisbench.backends.null import NullBackend
 from mimesisbench.backends.wrap_spec import parse_duration
 from mimesisbench.errors import ConfigError
 from mimesisbench.sim.model import Calibration
@@ -130,13 +130,13 @@ def with_options(url: str, options: Mapping[str, object]) -> str:
     return joined
 
 
-class SimnnBackend(Backend):
-    """The simulated NameNode; ``run`` and ``micro`` simulate against it (``run.virtual``, ``sim.ops``)."""
+class SimnnBackend(NullBackend):
+    """The simulated NameNode; ``run`` and ``micro`` simulate against it (``run.virtual``,
+    ``sim.ops``). Called one by one its operations do nothing, as ``null``'s (the replay's
+    workers never call them)."""
 
     scheme: ClassVar[str] = "simnn"
-    process_local: ClassVar[bool] = True
-    stateless: ClassVar[bool] = True
-    #: simulated in virtual time by ``run.virtual``, ``sim.ops``, not replayed by workers
+    #: simulated in virtual time by ``run.virtual``, not replayed by workers
     virtual_time: ClassVar[bool] = True
     #: client slots per worker when the run does not say (the HDFS backend's)
     default_concurrency: ClassVar[int] = 64
@@ -145,10 +145,6 @@ class SimnnBackend(Backend):
         super().__init__(url)
         self.options = parse_simnn_url(url)
         self.calibration = self.options.load()
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return NOTHING
 
     def describe(self) -> dict[str, Any]:
         cal = self.calibration
@@ -160,27 +156,3 @@ class SimnnBackend(Backend):
             "calibration_source": dict(cal.source),
             "seed": self.options.seed,
         }
-
-    def create(self, path: str) -> None:
-        pass
-
-    def open(self, path: str) -> None:
-        pass
-
-    def list_file(self, path: str) -> None:
-        pass
-
-    def list_dir(self, path: str) -> list[str] | None:
-        return None
-
-    def delete(self, path: str) -> None:
-        pass
-
-    def mkdirs(self, path: str) -> None:
-        pass
-
-    def rename(self, src: str, dst: str) -> None:
-        pass
-
-    def getfileinfo(self, path: str) -> None:
-        pass

@@ -164,7 +164,6 @@ def run_micro(config: MicroConfig, server_cpu: Callable[[], float | None] | None
     )
 
 
-
 def _simulated_micro(config: MicroConfig, backend: Backend) -> MicroResult:
     """The micro-benchmark on a simulated server (``simnn:``), in virtual time: nothing to
     prepare or clean; the simulated clients' CPU is in the model, not in this process."""

@@ -468,7 +468,10 @@ def _run_phases(
 
     if getattr(backend, "virtual_time", False) and config.replay:  # a simulated server (simnn)
         on_start()
-        results, interrupted = simulated_replay(backend, schedule, plan, config, manifest), False
+        try:
+            results, interrupted = simulated_replay(backend, schedule, plan, config, manifest), False
+        except KeyboardInterrupt:  # nothing was measured: the run is written as interrupted
+            results, interrupted = [], True
     else:
         eng = engine or _make_engine(config)
         try:

@@ -38,7 +38,9 @@ other load, mix and setting is a prediction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 from scipy.optimize import nnls
@@ -99,6 +101,30 @@ def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSetting
                      float(times.handler_wakes.mean()))
 
 
+_Candidate = TypeVar("_Candidate")
+
+
+def _bisect(evaluate: Callable[[float], tuple[_Candidate, float]], lo: float, hi: float, target: float, *,
+            rising: bool, steps: int, start: tuple[_Candidate, float] | None = None) -> _Candidate:
+    """Bisect ``x`` in [lo, hi] for a simulated response ``evaluate(x) = (candidate, value)`` that
+    rises (or, ``rising=False``, falls) with ``x``; the candidate whose value came nearest the
+    target (``start`` among them). Written here rather than with scipy's root finders: they need
+    a sign change at the ends of the bracket, which a simulated response, flat where a resource
+    saturates, often lacks; this keeps the nearest point instead of failing."""
+    best, best_err = (start[0], abs(start[1] - target)) if start is not None else (None, float("inf"))
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        candidate, value = evaluate(mid)
+        if (value < target) == rising:
+            lo = mid
+        else:
+            hi = mid
+        if abs(value - target) < best_err:
+            best, best_err = candidate, abs(value - target)
+    assert best is not None  # steps >= 1
+    return best
+
+
 def _client_split(light: OpMeasurement, heavy: OpMeasurement, at_light: Simulated,
                   at_heavy: Simulated) -> tuple[float, float]:
     """The client's (work, wake-up) per call such that work + wakes x wake-up is its measured CPU
@@ -132,79 +158,49 @@ def _split_cpu(cost: OpCost, settings: ServerSettings, loads: tuple[OpMeasuremen
         work, wake = _client_split(light, heavy, at[0], at[2])
         return replace(trial, client_cpu_s=work, client_wake_s=wake), work + at[1].client_wakes * wake
 
-    lo, hi = 0.0, SPIN_MAX_SHARE * light.mean_s
-    best, got = client_at(cost.client_spin_s)
-    best_err = abs(got - middle.client_cpu_s)
-    for _ in range(SPIN_STEPS):
-        mid = (lo + hi) / 2
-        trial, got = client_at(mid)
-        if got > middle.client_cpu_s:
-            lo = mid  # too many wake-ups at the middle load: a longer window
-        else:
-            hi = mid
-        if abs(got - middle.client_cpu_s) < best_err:
-            best, best_err = trial, abs(got - middle.client_cpu_s)
-    return best
+    # the longer the window, the fewer wake-ups at the middle load: its CPU falls
+    return _bisect(client_at, 0.0, SPIN_MAX_SHARE * light.mean_s, middle.client_cpu_s, rising=False,
+                   steps=SPIN_STEPS, start=client_at(cost.client_spin_s))
 
 
 def _fit_delay(cost: OpCost, settings: ServerSettings, light: OpMeasurement, seed: int) -> OpCost:
     """The delay that gives the light load its measured mean response."""
-    lo, hi = 0.0, max(light.mean_s, 1e-6)
-    if simulate_measurement(light, cost, settings, seed).mean_s >= light.mean_s:
-        return replace(cost, delay_s=0.0)  # CPU alone reaches the measured mean: no delay
-    best, best_err = replace(cost, delay_s=0.0), float("inf")
-    for _ in range(STEPS):
-        mid = (lo + hi) / 2
-        trial = replace(cost, delay_s=mid)
-        got = simulate_measurement(light, trial, settings, seed).mean_s
-        if got < light.mean_s:
-            lo = mid
-        else:
-            hi = mid
-        if abs(got - light.mean_s) < best_err:
-            best, best_err = trial, abs(got - light.mean_s)
-    return best
+    def mean_at(delay: float) -> tuple[OpCost, float]:
+        trial = replace(cost, delay_s=delay)
+        return trial, simulate_measurement(light, trial, settings, seed).mean_s
+
+    start = mean_at(0.0)
+    if start[1] >= light.mean_s:
+        return start[0]  # CPU alone reaches the measured mean: no delay
+    return _bisect(mean_at, 0.0, max(light.mean_s, 1e-6), light.mean_s, rising=True, steps=STEPS, start=start)
 
 
 def _fit_stall(cost: OpCost, settings: ServerSettings, light: OpMeasurement, heavy: OpMeasurement,
                seed: int) -> OpCost:
     """How often a call stalls, so that the heavy load has its measured p99 (the delay refitted)."""
-    cost = _fit_delay(replace(cost, stall_p=0.0), settings, light, seed)
-    if simulate_measurement(heavy, cost, settings, seed).p99_s >= heavy.p99_s:
-        return cost  # no stall needed (or the model's tail is already longer)
-    best, best_err = cost, float("inf")
-    lo, hi = 0.0, STALL_P_MAX
-    for _ in range(STEPS):
-        mid = (lo + hi) / 2
-        trial = _fit_delay(replace(cost, stall_p=mid), settings, light, seed)
-        got = simulate_measurement(heavy, trial, settings, seed).p99_s
-        if got < heavy.p99_s:
-            lo = mid
-        else:
-            hi = mid
-        if abs(got - heavy.p99_s) < best_err:
-            best, best_err = trial, abs(got - heavy.p99_s)
-    return best
+    def p99_at(stall_p: float) -> tuple[OpCost, float]:
+        trial = _fit_delay(replace(cost, stall_p=stall_p), settings, light, seed)
+        return trial, simulate_measurement(heavy, trial, settings, seed).p99_s
+
+    start = p99_at(0.0)
+    if start[1] >= heavy.p99_s:
+        return start[0]  # no stall needed (or the model's tail is already longer)
+    return _bisect(p99_at, 0.0, STALL_P_MAX, heavy.p99_s, rising=True, steps=STEPS, start=start)
 
 
 def _fit_lock_share(cost: OpCost, settings: ServerSettings, heavy: OpMeasurement, seed: int) -> OpCost:
     """A write's share of its NameNode work under the exclusive lock, so that the heavy load has
     its measured throughput (where the lock does not bound it, the share stays as it was)."""
-    def rate(share: float) -> float:
-        return simulate_measurement(heavy, replace(cost, lock_share=share), settings, seed).ops_per_s
+    def rate_at(share: float) -> tuple[OpCost, float]:
+        trial = replace(cost, lock_share=share)
+        return trial, simulate_measurement(heavy, trial, settings, seed).ops_per_s
 
-    lo, hi = LOCK_SHARE_MIN, 1.0
-    if rate(lo) <= heavy.ops_per_s:
-        return replace(cost, lock_share=lo)  # slower than measured even with the least lock
-    if rate(hi) >= heavy.ops_per_s:
-        return replace(cost, lock_share=hi)  # the lock never bounds it: the most the data allow
-    for _ in range(STEPS):
-        mid = (lo + hi) / 2
-        if rate(mid) > heavy.ops_per_s:
-            lo = mid
-        else:
-            hi = mid
-    return replace(cost, lock_share=(lo + hi) / 2)
+    least, most = rate_at(LOCK_SHARE_MIN), rate_at(1.0)
+    if least[1] <= heavy.ops_per_s:
+        return least[0]  # slower than measured even with the least lock
+    if most[1] >= heavy.ops_per_s:
+        return most[0]  # the lock never bounds it: the most the data allow
+    return _bisect(rate_at, LOCK_SHARE_MIN, 1.0, heavy.ops_per_s, rising=False, steps=STEPS)
 
 
 def fit_cost(light: OpMeasurement, middle: OpMeasurement, heavy: OpMeasurement, settings: ServerSettings, *,

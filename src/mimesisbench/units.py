@@ -60,3 +60,13 @@ def parse_size(text: str, what: str) -> int:
     if value is None:
         raise ConfigError(f"{what}: {text.strip()!r} is not a size (write e.g. 4MiB, 64KiB or bytes)")
     return int(value)
+
+
+def parse_flag(text: str, what: str) -> bool:
+    """true/yes/1/on or false/no/0/off (any case); ``ConfigError`` naming ``what`` otherwise."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise ConfigError(f"{what}: {text.strip()!r} is not true or false")

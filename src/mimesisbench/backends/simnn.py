@@ -35,6 +35,7 @@ from mimesisbench.backends.null import NullBackend
 from mimesisbench.backends.wrap_spec import parse_duration
 from mimesisbench.errors import ConfigError
 from mimesisbench.sim.model import Calibration
+from mimesisbench.units import parse_flag
 
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
@@ -61,15 +62,6 @@ class SimnnOptions:
             path = Path(self.calibration)
             base = Calibration.load(path / CALIBRATION_FILE if path.is_dir() else path)
         return base.with_settings(**dict(self.overrides)) if self.overrides else base
-
-
-def _bool(text: str, key: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "1", "yes", "on"):
-        return True
-    if value in ("false", "0", "no", "off"):
-        return False
-    raise ConfigError(f"simnn: {key}={text!r} is not true or false")
 
 
 def _int(text: str, key: str, minimum: int) -> int:
@@ -111,7 +103,7 @@ def parse_simnn_url(url: str) -> SimnnOptions:
         elif key in ("handlers", "cores"):
             overrides.append((key, _int(value, key, 1 if key == "handlers" else 0)))
         elif key in ("fair", "colocated"):
-            overrides.append((key, _bool(value, key)))
+            overrides.append((key, parse_flag(value, f"simnn: {key}")))
         else:
             overrides.append((f"{key}_s", parse_duration(value, f"simnn: {key}")))
     return SimnnOptions(calibration, tuple(overrides), seed, engine)

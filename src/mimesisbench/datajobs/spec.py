@@ -34,22 +34,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mimesisbench.errors import ConfigError
-from mimesisbench.units import parse_size
+from mimesisbench.units import parse_flag, parse_size
 
 LAYOUTS = ("n-n", "n-1-segmented", "n-1-strided")
 OPS = ("write", "read")
 MAX_TASKS = 1024
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _KEYS = ("tasks", "block", "transfer", "segments", "ops", "fsync", "keep", "name", "passes")
-
-
-def _flag(text: str, what: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "yes", "1", "on"):
-        return True
-    if value in ("false", "no", "0", "off"):
-        return False
-    raise ConfigError(f"{what}: {text.strip()!r} is not true or false")
 
 
 @dataclass(frozen=True)
@@ -125,7 +116,7 @@ def parse_data_job(text: str, position: int = 1) -> DataJob:
         elif key == "ops":
             values[key] = tuple(op.strip().lower() for op in value.split("+"))
         elif key in ("fsync", "keep"):
-            values[key] = _flag(value, what)
+            values[key] = parse_flag(value, what)
         else:
             if not _NAME.match(value.strip()):
                 raise ConfigError(f"{what}: {value.strip()!r} is not a name (letters, digits, . _ -)")

@@ -39,7 +39,8 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, engine
         raise RuntimeError("the native core is not installed (or MIMESISBENCH_NATIVE=0)")
     if module is not None:
         start, end, wait, c_woke, s_woke, h_woke = module.simulate_namenode(
-            calls.arrive, calls.c_send, calls.c_recv, calls.c_wake, calls.c_spin, calls.s_wake, calls.h_wake, calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync,
+            calls.arrive, calls.c_send, calls.c_recv, calls.c_wake, calls.c_spin, calls.s_wake, calls.h_wake,
+            calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync,
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
         )

@@ -9,8 +9,8 @@ what neither process accounts for, the kernel's network work above all, is count
 NameNode's), throughput and latency. The managed cluster's own settings (handlers, lock fairness, from
 its ``hdfs-site.xml``), the host's cores and the edit-log sync time (fsyncs of a small file
 appended to, in the cluster's working directory, on the file system of its edits) become the
-simulated server's settings. ``sim.fit`` then fits each operation's delay; the result is written
-as ``calibration.json`` in the output directory, with the measurements.
+simulated server's settings. ``sim.fit`` then fits each operation's costs to its three loads; the
+result is written as ``calibration.json`` in the output directory, with the measurements.
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def measure_and_fit(
     hdfs_workdir: str,
     *,
     ops: tuple[str, ...] = DEFAULT_OPS,
-    files: int = 20_000,
-    loads: tuple[int, int, int] = (1, 8, 64),
+    files: int = 10_000,
+    loads: tuple[int, ...] = (1, 8, 64),
     client: str = "auto",
     lock_share: float = 0.5,
     repeat: int = 3,
@@ -167,6 +167,7 @@ def measure_and_fit(
     # figure kept: one batch on a shared machine can be a third off the next
     rounds = [[[measure(op, clients, f"{r}-{i}") for clients in loads] for i, op in enumerate(ops)]
               for r in range(repeat)]
+
     def median_at(i: int, k: int) -> OpMeasurement:
         return median_measurement([rounds[r][i][k] for r in range(repeat)])
 

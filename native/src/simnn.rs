@@ -353,7 +353,7 @@ impl<'a> Sim<'a> {
 
     /// A call that finds a handler parked on the empty call queue wakes it (and pays for it); one
     /// taken from the queue by a handler that has just finished another does not.
-    fn to_handler(&mut self, call: usize) {
+    fn enter_handler(&mut self, call: usize) {
         if self.handlers_free > 0 {
             self.handlers_free -= 1;
             self.h_woke[call] = 1;
@@ -423,10 +423,10 @@ impl<'a> Sim<'a> {
                 if idle && d > 0.0 {
                     self.cpu(call, d, Step::Awake, true);
                 } else {
-                    self.to_handler(call);
+                    self.enter_handler(call);
                 }
             }
-            Step::Awake => self.to_handler(call),
+            Step::Awake => self.enter_handler(call),
             Step::HandlerAwake => self.ask_lock(call),
             Step::Woken => self.woken(call),
             Step::LockWork => {
@@ -570,7 +570,7 @@ fn simulate_namenode<'py>(
         s_post: slice(&s_post, "s_post", n)?,
         sync: slice(&sync, "sync", n)?,
     };
-    if calls.arrive.windows(2).any(|w| !(w[0] <= w[1])) {
+    if calls.arrive.windows(2).any(|w| !matches!(w[0].partial_cmp(&w[1]), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))) {
         return Err(PyValueError::new_err("simulate_namenode: arrive must be sorted and finite"));
     }
     if calls.lock.iter().any(|&k| k > WRITE) {

@@ -377,3 +377,17 @@ def test_micro_runs_through_the_native_client_and_reports_both_cpu_costs(local_h
     assert result["client"] == "native" and result["errors"] == 0
     assert result["client_cpu_us_per_op"] > 0
     assert result["server_cpu_us_per_op"] == pytest.approx(1e6 / 400)  # one server reading before, one after
+
+
+def test_a_linger_reads_replies_only_after_its_nap(local_hdfs: LocalHdfs) -> None:
+    """``linger=5ms``: with its calls out the lane sleeps 5 ms before reading, so no operation
+    ends sooner than 5 ms after it started, and 4 clients make at most 4 operations per nap."""
+    from mimesisbench.micro.bench import run_micro
+    from mimesisbench.micro.config import MicroConfig
+
+    result = run_micro(MicroConfig(op="fileStatus", files=200, backend=f"{local_hdfs.url}{ROOT}/linger?linger=5ms",
+                                   concurrency=4)).to_json()
+    assert result["client"] == "native" and result["errors"] == 0
+    assert result["backend_info"]["linger"] == "5ms"
+    assert result["latency_ms"]["p50"] >= 5.0
+    assert result["ops_per_s"] <= 4 / 5e-3

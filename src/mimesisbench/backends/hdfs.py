@@ -75,7 +75,17 @@ is broken and the worker stops.
 Configuration: the URL's authority is the NameNode (``host:port``) or a nameservice, resolved by
 ``hdfs-native`` from ``$HADOOP_CONF_DIR`` (``core-site.xml``/``hdfs-site.xml``), which is also
 where HA and Kerberos settings come from. Query parameters that look like Hadoop keys
-(``dfs.*``, ``ipc.*``, ``fs.*``, ``hadoop.*``) are passed to the client; ``mkdirs=`` is ours.
+(``dfs.*``, ``ipc.*``, ``fs.*``, ``hadoop.*``) are passed to the client; ``mkdirs=`` and
+``linger=`` are ours.
+
+``linger=auto|off|DURATION`` (the native lane only): how the native lane reads replies. ``off``
+wakes it on every reply; a duration (at most 10ms) naps that long whenever calls are in flight
+and nothing may be issued, so one wake-up reads every reply that came meanwhile; ``auto`` (the
+default) naps an eighth of the recent mean latency (at most 200us) in an as-fast-as-possible
+dispatch (``micro``, runs at time scale 0) with at least 16 calls in flight, and never in a paced
+run. A reply's end time is when it was read, so a nap makes it late by at most the nap: with
+``auto``, within an eighth of the mean latency. What it buys: on one machine the client's
+wake-up per reply is most of its CPU per call (docs/hdfs-backend.md, "Measured").
 """
 
 from __future__ import annotations
@@ -109,6 +119,7 @@ from mimesisbench.backends.base import (
     SyncOp,
     classify_oserror,
 )
+from mimesisbench.backends.wrap_spec import parse_duration
 from mimesisbench.errors import BackendError, ConfigError, SafetyError
 from mimesisbench.native import native_module
 from mimesisbench.schedule.format import OpCode
@@ -119,6 +130,9 @@ DEFAULT_CLIENT_CONFIG: Mapping[str, str] = MappingProxyType({"dfs.client.failove
 LIST_THREADS = 8
 _HADOOP_KEY = re.compile(r"^(dfs|ipc|fs|hadoop)\.[A-Za-z0-9_.\-]+$")
 _MKDIRS_MODES = ("strict", "native")
+#: ``linger=auto``'s longest nap and the longest ``linger=DURATION`` (see the module)
+LINGER_AUTO_CAP_S = 200e-6
+LINGER_MAX_S = 10e-3
 _RPC_ERROR = re.compile(r'^RPCError\("([A-Za-z0-9_.$]+)", "(.*)', re.DOTALL)
 
 #: Java exception class (last component) -> errno, for server errors without a Python subclass
@@ -267,17 +281,40 @@ class HdfsUrl:
             raise ConfigError(f"backend {url!r}: bad port") from None
         self.config: dict[str, str] = dict(DEFAULT_CLIENT_CONFIG)
         self.mkdirs_mode = "strict"
+        self.linger = "auto"
+        #: the native lane's nap in seconds (0: off) and whether it adapts (see the module)
+        self.linger_s, self.linger_auto = LINGER_AUTO_CAP_S, True
         for key, value in urllib.parse.parse_qsl(parsed.query, keep_blank_values=True):
             if key == "mkdirs":
                 if value not in _MKDIRS_MODES:
                     raise ConfigError(f"backend {url!r}: mkdirs= must be one of {', '.join(_MKDIRS_MODES)}")
                 self.mkdirs_mode = value
+            elif key == "linger":
+                self.linger = value.strip().lower()
+                self.linger_s, self.linger_auto = _linger(self.linger, url)
             elif _HADOOP_KEY.match(key):
                 self.config[key] = value
             else:
                 raise ConfigError(
-                    f"backend {url!r}: unknown option {key!r} (use mkdirs=strict|native or Hadoop keys like dfs.*)"
+                    f"backend {url!r}: unknown option {key!r} "
+                    "(use mkdirs=strict|native, linger=auto|off|DURATION or Hadoop keys like dfs.*)"
                 )
+
+    def native_linger(self) -> dict[str, Any]:
+        """``linger=`` as the native ``HdfsLane`` takes it (keyword arguments)."""
+        return {"linger_ns": round(self.linger_s * 1e9), "linger_auto": self.linger_auto}
+
+
+def _linger(value: str, url: str) -> tuple[float, bool]:
+    """``linger=``'s nap in seconds and whether it is automatic (see the module)."""
+    if value == "auto":
+        return LINGER_AUTO_CAP_S, True
+    if value in ("off", "0"):
+        return 0.0, False
+    seconds = parse_duration(value, f"backend {url!r}: linger= (auto, off or a duration)")
+    if not 0 < seconds <= LINGER_MAX_S:
+        raise ConfigError(f"backend {url!r}: linger= must be auto, off or a duration up to 10ms (got {value!r})")
+    return seconds, False
 
 
 class HdfsBackend(Backend):
@@ -458,7 +495,7 @@ class HdfsBackend(Backend):
         owner, group = self._owner
         lane = module.HdfsLane(
             self.parts.fs_url, strict_mkdirs=self._strict_mkdirs, owner=owner, group=group,
-            replication=self._replication,
+            replication=self._replication, **self.parts.native_linger(),
         )
         as_run = np.arange(256, dtype=np.uint8)  # op code -> the op code it runs as
         for op, target in HDFS_MAPPED.items():
@@ -494,6 +531,7 @@ class HdfsBackend(Backend):
             "namenode": self.parts.authority,
             "base": self.base,
             "mkdirs": self.parts.mkdirs_mode,
+            "linger": self.parts.linger,
             "client": "hdfs-native (async)",
             "hadoop_conf_dir": os.environ.get("HADOOP_CONF_DIR"),
         }

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
     .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR]
+    .venv/bin/python bench/bench_simnn.py score DIR [DIR ...]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -19,7 +20,15 @@ fileStatus and create at 4, 16 and 32 clients; then the calibration's own loads 
 would miss by). The same on a fresh cluster with the unfair lock
 (``dfs.namenode.fslock.fair=false``), predicted from the fair cluster's calibration with
 ``fair=false``, micro at 64 clients too. Prints the median of the repeats, their range, the
-prediction and its error against the median.
+prediction and its error against the median. With ``--keep-calibration DIR`` it also writes
+``DIR/validation.json``: every row's measured median and what was predicted.
+
+``score``: the model as it is now against validations kept earlier, without a cluster: each DIR's
+calibration measurements fitted again with the current code, every kept row predicted again (the
+schedules generated again from the same seed) and compared with what was measured then; a summary
+per DIR (mean absolute error, rows within 15 %, the mean signed error of the as-fast-as-possible
+runs). How a change of the model is judged on several calibrations in seconds, rather than on one
+validation of several minutes whose calibration noise alone moves the mixes' predictions by 20 %.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary f
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.fit import OpMeasurement, calibrate
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 from mimesisbench.study.simnn_calibration import measure_and_fit, write_calibration
@@ -82,15 +92,34 @@ def _pct(pred: float, meas: float) -> str:
     return f"{(pred - meas) / meas * 100:+6.1f} %" if meas else "  n/a"
 
 
-def _row(what: str, measured: list[Figure], pred: Figure) -> None:
-    """The median of the measured repeats (their range) against the prediction."""
-    cols = []
+def _row(what: str, measured: list[Figure], pred: Figure) -> list[float]:
+    """The median of the measured repeats (their range) against the prediction; returns the median."""
+    cols, medians = [], []
     for k, (name, fmt) in enumerate((("ops/s", "{:,.0f}"), ("p50 ms", "{:.3f}"), ("p99 ms", "{:.3f}"))):
         values = sorted(m[k] for m in measured)
         med = float(np.median(values))
+        medians.append(med)
         cols.append(f"{name} {fmt.format(med)} [{fmt.format(values[0])}-{fmt.format(values[-1])}] -> "
                     f"{fmt.format(pred[k])} ({_pct(pred[k], med)})")
     print(f"{what:30s} " + "   ".join(cols), flush=True)
+    return medians
+
+
+#: the schedules a validation replays: name -> generate's type options (6,000 s at c = 0.01, seed 7)
+SCHEDULES = (("write-heavy type", ["--types", "1"]), ("both types", []))
+
+
+def _schedules(work: Path) -> dict[str, Path]:
+    profile = Path(__file__).resolve().parents[1] / "src" / "mimesisbench" / "data" / "demo_profile.json"
+    schedules = {}
+    for name, types in SCHEDULES:
+        root = work / name.replace(" ", "-")
+        cli(["generate", str(profile), *types, "--time-scale", "0.01", "--duration", "6000s", "--seed", "7",
+             "-o", str(root)])
+        events = json.loads((root / "manifest.json").read_text())["counts"]["events"]
+        print(f"# {name}: the built-in profile, 6,000 s at c = 0.01, {events:,} operations", flush=True)
+        schedules[name] = root
+    return schedules
 
 
 def _micro(url: str, op: str, clients: int, files: int, tag: str) -> Figure:
@@ -116,17 +145,10 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
 
 
 def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
+    rows: list[dict[str, object]] = []  # what validation.json keeps
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        profile = Path(__file__).resolve().parents[1] / "src" / "mimesisbench" / "data" / "demo_profile.json"
-        schedules = {}
-        for name, types in (("write-heavy type", ["--types", "1"]), ("both types", [])):
-            root = work / name.replace(" ", "-")
-            cli(["generate", str(profile), *types, "--time-scale", "0.01", "--duration", "6000s", "--seed", "7",
-                 "-o", str(root)])
-            events = json.loads((root / "manifest.json").read_text())["counts"]["events"]
-            print(f"# {name}: the built-in profile, 6,000 s at c = 0.01, {events:,} operations", flush=True)
-            schedules[name] = root
+        schedules = _schedules(work)
         cal_dir = work / "calibration"
         for fair in (True, False):
             lock = "fair" if fair else "unfair"
@@ -149,21 +171,69 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
                     _run(schedule, f"{cluster.url}/{lock}-{name[:5]}-warm", work / "runs", "--as-fast-as-possible", *hdfs)
                     fast = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-{r}", work / "runs", "--as-fast-as-possible",
                                  *hdfs) for r in range(repeat)]
-                    _row(f"{name}, as fast as possible", fast, _run(schedule, sim_url, work / "sim", "--as-fast-as-possible"))
+                    pred = _run(schedule, sim_url, work / "sim", "--as-fast-as-possible")
+                    med = _row(f"{name}, as fast as possible", fast, pred)
+                    rows.append({"fair": fair, "schedule": name, "measured": med, "predicted": list(pred)})
                     rate = f"{np.median([f[0] for f in fast]) / 2:.0f}/s"
                     paced = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-p{r}", work / "runs", "--rate", rate,
                                   "--max-drift", "off", *hdfs) for r in range(repeat)]
                     _row(f"{name}, paced at {rate}", paced,
                          _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off"))
-                for clients in (4, 16, 32) if fair else (4, 16, 32, 64):
-                    for op in ("fileStatus", "create"):
-                        measured = [_micro(cluster.url, op, clients, files, f"{lock}{r}") for r in range(repeat)]
-                        _row(f"micro {op} x {clients}", measured, _micro_predicted(op, clients, files, cal))
+                micro_loads = [(f"micro {op} x {c}", op, c) for c in ((4, 16, 32) if fair else (4, 16, 32, 64))
+                               for op in ("fileStatus", "create")]
                 if fair:  # the noise floor: the calibration's own loads measured again, against the fit
-                    for clients in (1, 8, 64):
-                        for op in ("fileStatus", "create"):
-                            measured = [_micro(cluster.url, op, clients, files, f"again{r}") for r in range(repeat)]
-                            _row(f"again: micro {op} x {clients}", measured, _micro_predicted(op, clients, files, cal))
+                    micro_loads += [(f"again: micro {op} x {c}", op, c) for c in (1, 8, 64) for op in ("fileStatus", "create")]
+                for what, op, clients in micro_loads:
+                    measured = [_micro(cluster.url, op, clients, files, f"{lock}{r}") for r in range(repeat)]
+                    pred = _micro_predicted(op, clients, files, cal)
+                    rows.append({"fair": fair, "op": op, "clients": clients, "what": what,
+                                 "measured": _row(what, measured, pred), "predicted": list(pred)})
+        if keep is not None:
+            (keep / "validation.json").write_text(json.dumps({"files": files, "rows": rows}, indent=1) + "\n")
+
+
+def score(dirs: list[Path]) -> None:
+    """Each kept validation predicted again with the model as it is now (see the module)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        schedules = _schedules(work)
+        by_label = {op.label: op for op in OpCode}
+        for n, kept in enumerate(dirs):
+            source = json.loads((kept / "calibration.json").read_text())
+            validation = json.loads((kept / "validation.json").read_text())
+            groups: dict[OpCode, list[OpMeasurement]] = {}
+            for m in source["source"]["measurements"]:
+                groups.setdefault(by_label[m["op"]], []).append(OpMeasurement(**{**m, "op": by_label[m["op"]]}))
+            loads = [tuple(sorted(ms, key=lambda m: m.concurrency)) for ms in groups.values()]
+            # the settings it measured; the lock hand-over's wake-up is not measured: today's default
+            settings = ServerSettings(**{**source["settings"], "wake_s": ServerSettings().wake_s})
+            cal, _ = calibrate(loads, settings, dict(source["source"]))  # type: ignore[arg-type]
+            cal_dir = work / f"cal{n}"
+            cal_dir.mkdir()
+            cal.write(cal_dir / "calibration.json")
+            print(f"# {kept}: refitted with the current model", flush=True)
+            errors: list[tuple[bool, list[float]]] = []
+            for row in validation["rows"]:
+                fair = bool(row["fair"])
+                if "schedule" in row:
+                    what = f"{row['schedule']}, as fast as possible, {'fair' if fair else 'unfair'}"
+                    url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
+                    pred = _run(schedules[row["schedule"]], url, work / "sim", "--as-fast-as-possible")
+                else:
+                    what = f"{row['what']}, {'fair' if fair else 'unfair'}"
+                    pred = _micro_predicted(row["op"], int(row["clients"]), int(validation["files"]),
+                                            cal.with_settings(fair=fair))
+                med = row["measured"]
+                err = [(p - m) / m * 100 for p, m in zip(pred, med, strict=True)]
+                errors.append(("schedule" in row, err))
+                print(f"{what:40s} ops/s {med[0]:9,.0f} -> {pred[0]:9,.0f} ({err[0]:+6.1f} %)   p50 {err[1]:+6.1f} %"
+                      f"   p99 {err[2]:+6.1f} %", flush=True)
+            for label, chosen in (("all rows", errors), ("runs as fast as possible", [e for e in errors if e[0]])):
+                thr = [abs(e[0]) for _, e in chosen]
+                p99 = [abs(e[2]) for _, e in chosen]
+                print(f"# {label}: throughput mean |error| {np.mean(thr):.1f} % (within 15 %: {sum(t <= 15 for t in thr)}"
+                      f"/{len(thr)}; mean signed {np.mean([e[0] for _, e in chosen]):+.1f} %), p99 mean |error| "
+                      f"{np.mean(p99):.1f} % (within 15 %: {sum(t <= 15 for t in p99)}/{len(p99)})", flush=True)
 
 
 def main() -> None:
@@ -177,10 +247,15 @@ def main() -> None:
     v.add_argument("--files", type=int, default=20_000)
     v.add_argument("--repeat", type=int, default=3)
     v.add_argument("--heap", default="1g")
-    v.add_argument("--keep-calibration", type=Path, default=None, help="Also write the calibration made here to DIR.")
+    v.add_argument("--keep-calibration", type=Path, default=None,
+                   help="Also write the calibration made here, and the validation's rows, to DIR.")
+    c = sub.add_parser("score")
+    c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     a = ap.parse_args()
     if a.what == "speed":
         speed(a.calls, a.scale_files)
+    elif a.what == "score":
+        score(a.dirs)
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration)
 

@@ -14,8 +14,9 @@
 //! sync (group commit: one sync at a time, every write that joined while one ran goes in the
 //! next) -> its CPU after the lock -> the handler is free -> the other half of the network delay ->
 //! the client's receive CPU -> done. A call with a `stall` > 0 waits that long after its work under
-//! the lock, before releasing it, when another burst is waiting for a core then (its handler
-//! descheduled with the lock held). A client burst that starts while the client has no other
+//! the lock when another burst is waiting for a core then (its handler descheduled): with the lock
+//! held for the share of the stall that its work under the lock has of its NameNode work, then
+//! without it. A client burst that starts while the client has no other
 //! burst started or waiting adds the client's wake-up CPU. A CPU burst takes one of `cores` cores
 //! (FIFO; 0: unlimited); the client's bursts only when `colocated` (else they are pure delays).
 
@@ -45,6 +46,7 @@ enum Step {
     Received,
     Woken,
     SyncDone,
+    StallHeld,
     Stalled,
 }
 
@@ -317,9 +319,20 @@ impl<'a> Sim<'a> {
         self.hand_over();
     }
 
+    /// The share of a call's NameNode work done under the lock (a stall's share with the lock held).
+    fn locked_share(&self, call: usize) -> f64 {
+        let (held, after) = (self.calls.s_lock[call], self.calls.s_post[call]);
+        if held + after > 0.0 { held / (held + after) } else { 0.5 }
+    }
+
     /// The lock's work done (and any stall): release it, then the edit log or the rest of the CPU.
     fn after_lock(&mut self, call: usize) {
         self.release(call);
+        self.after_release(call);
+    }
+
+    /// The edit log (a write) or the rest of the CPU.
+    fn after_release(&mut self, call: usize) {
         if self.calls.sync[call] {
             self.join_sync(call);
         } else {
@@ -432,9 +445,10 @@ impl<'a> Sim<'a> {
             Step::LockWork => {
                 let stall = self.calls.stall[call];
                 if stall > 0.0 && contended {
-                    // another burst wants a core: its handler is descheduled with the lock held,
-                    // and the call (and, holding the write lock, every other) waits
-                    self.at(self.now + stall, call, Step::Stalled, false);
+                    // another burst wants a core: its handler is descheduled, with the lock held
+                    // for the share of the stall that its work under the lock has of its work
+                    // (every call behind it for the lock waits too), then after releasing it
+                    self.at(self.now + stall * self.locked_share(call), call, Step::StallHeld, false);
                 } else {
                     self.after_lock(call);
                 }
@@ -444,7 +458,12 @@ impl<'a> Sim<'a> {
                 self.cpu(call, d, Step::PostDone, true);
             }
             Step::SyncDone => self.sync_done(),
-            Step::Stalled => self.after_lock(call),
+            Step::StallHeld => {
+                self.release(call);
+                let rest = self.calls.stall[call] * (1.0 - self.locked_share(call));
+                self.at(self.now + rest, call, Step::Stalled, false);
+            }
+            Step::Stalled => self.after_release(call),
             Step::PostDone => {
                 self.at_server -= 1;
                 if let Some(next) = self.call_queue.pop_front() {

@@ -195,6 +195,22 @@ def test_a_call_stalls_with_the_lock_held_only_when_a_core_is_wanted(
     np.testing.assert_allclose(times.end * 1e3, expected_ms)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_stall_holds_the_lock_for_the_share_of_the_work_done_under_it(engine: str) -> None:
+    """Two writes on one core, the client's CPU on it too: 100 us of NameNode work each, a quarter
+    under the lock; sends and receives 10 us. The first (at 0) sends 0-10 us and works under the
+    lock 10-35; the second's send (at 30) waits for the core, so the first stalls 1 ms: 250 us
+    (a quarter) with the lock held, then 750 us without it. The second asks at 45 and has the lock
+    at 285 (not at 1,035): its work under it 285-310, its sync at once (0 s), the rest 310-385,
+    its receive 385-395. The first goes on at 1,035: 75 us, its receive, 1,120 us."""
+    cal = Calibration({WRITE: constant(100e-6, client_s=20e-6, lock_share=0.25)}, settings(cores=1, colocated=True))
+    calls, _ = make_calls(np.full(2, int(WRITE), dtype=np.uint8), np.array([0.0, 30e-6]), cal, seed=0)
+    calls = replace(calls, stall=np.array([1e-3, 0.0]))
+    times = simulate(calls, cal.settings, 0, engine=engine)
+    np.testing.assert_allclose(times.end * 1e6, [1120.0, 395.0])
+    np.testing.assert_allclose(times.lock_wait * 1e6, [0.0, 240.0])
+
+
 def test_a_closed_loop_holds_its_clients_and_an_open_loop_arrives_on_time() -> None:
     cal = Calibration({READ: constant(100e-6, delay_s=50e-6)}, settings(handlers=1))
     closed = simulate_micro(READ, 100, 4, cal).times

@@ -189,9 +189,14 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
                     yield lock.acquire(kind)
                 wait[i] = env.now - asked
                 yield from cpu(float(calls.s_lock[i]), True)
-                if calls.stall[i] > 0 and len(cores.queue) > 0:  # descheduled with the lock held
-                    yield env.timeout(float(calls.stall[i]))
-                if kind != LOCK_NONE:
+                if calls.stall[i] > 0 and len(cores.queue) > 0:  # descheduled, with then without the lock
+                    held, after = float(calls.s_lock[i]), float(calls.s_post[i])
+                    share = held / (held + after) if held + after > 0 else 0.5
+                    yield env.timeout(float(calls.stall[i]) * share)
+                    if kind != LOCK_NONE:
+                        lock.release(kind)
+                    yield env.timeout(float(calls.stall[i]) * (1.0 - share))
+                elif kind != LOCK_NONE:
                     lock.release(kind)
                 if calls.sync[i]:
                     yield log.join()

@@ -757,9 +757,9 @@ impl HdfsLane {
     /// `url` (`hdfs://host:port`), the client's Hadoop configuration, and what the hdfs backend
     /// knows after `connect`: the mkdirs mode, the base's owner and group (`set_owner`), the
     /// replication files are made with (None: asked per file, as the backend does).
-    #[new]
     /// `linger_ns` and `linger_auto`: how replies are read (the module's `Linger`): 0 wakes on
     /// every reply; with `linger_auto`, the longest automatic nap; else a fixed nap.
+    #[new]
     #[pyo3(signature = (url, *, strict_mkdirs, owner, group, replication, linger_ns=0, linger_auto=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(

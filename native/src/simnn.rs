@@ -16,9 +16,9 @@
 //! the client's receive CPU -> done. A call with a `stall` > 0 waits that long after its work under
 //! the lock when another burst is waiting for a core then (its handler descheduled): with the lock
 //! held for the share of the stall that its work under the lock has of its NameNode work, then
-//! without it. A client burst that starts while the client has no other
-//! burst started or waiting adds the client's wake-up CPU. A CPU burst takes one of `cores` cores
-//! (FIFO; 0: unlimited); the client's bursts only when `colocated` (else they are pure delays).
+//! without it. A client burst that starts while the client has no other burst started or waiting
+//! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
+//! client's bursts only when `colocated` (else they are pure delays).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};

@@ -7,13 +7,19 @@ Everything is seeded: the same answer on any machine, whatever its speed."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+
 import numpy as np
 import pytest
+from tests.unit.cli_run import run_cli
 
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate, simulate_measurement
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro
+from mimesisbench.study.simnn_calibration import write_calibration
 
 SETTINGS = ServerSettings(handlers=10, cores=2, colocated=True, fair=True, sync_s=150e-6, wake_s=20e-6)
 LOADS = (1, 4, 32)
@@ -62,3 +68,58 @@ def test_the_fit_refuses_loads_out_of_order() -> None:
     m = OpMeasurement(OpCode.GETFILEINFO, 100, 8, 1000.0, 1e-3, 1e-3, 2e-3, 1e-5, 1e-5)
     with pytest.raises(ValueError, match="three loads, light to heavy"):
         calibrate([(m, m, m)], SETTINGS, {})
+
+
+def _kept(tmp_path: Path, name: str, measurements: list[OpMeasurement], settings: ServerSettings = SETTINGS) -> Path:
+    """A calibration directory as simnn calibrate writes it: its costs (not looked at by a merge),
+    its settings and its measurements."""
+    cal = Calibration({m.op: OpCost(1e-6, 1e-6, 0.0) for m in measurements}, settings,
+                      {"measurements": [{**asdict(m), "op": m.op.label} for m in measurements], "measured_at": name})
+    write_calibration(tmp_path / name, cal, [{"from": name}])
+    return tmp_path / name
+
+
+def test_merging_calibrations_fits_the_median_of_each_measurement(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three calibrations of one operation, the second the model's own measurements, the others
+    10 % below and 30 % above them: the merge fits the middle one's (the medians), with the median
+    sync time, and keeps every input's micro-benchmarks and where it came from."""
+    truth = OpCost(15e-6, 25e-6, 40e-6, delay_sigma=0.5, cpu_cv=0.5, client_wake_s=15e-6, server_wake_s=40e-6,
+                   handler_wake_s=10e-6)
+    base = [measured(OpCode.GETFILEINFO, truth, clients) for clients in LOADS]
+    dirs = [
+        _kept(tmp_path, f"c{k}", [replace(m, ops_per_s=m.ops_per_s * f, server_cpu_s=m.server_cpu_s * f) for m in base],
+              replace(SETTINGS, sync_s=100e-6 * (k + 1)))
+        for k, f in enumerate((0.9, 1.0, 1.3))
+    ]
+    code, out, err = run_cli(["simnn", "merge", *map(str, dirs), "-o", str(tmp_path / "merged")], capsys)
+    assert code == 0, err
+    merged = Calibration.load(tmp_path / "merged" / "calibration.json")
+    got = {m["concurrency"]: m for m in merged.source["measurements"]}
+    for m in base:
+        assert got[m.concurrency]["server_cpu_s"] == pytest.approx(m.server_cpu_s)
+        assert got[m.concurrency]["ops_per_s"] == pytest.approx(m.ops_per_s)
+    assert merged.settings.sync_s == pytest.approx(200e-6)
+    assert [f["measured_at"] for f in merged.source["merged_from"]] == ["c0", "c1", "c2"]
+    assert json.loads((tmp_path / "merged" / "micro.json").read_text()) == [{"from": "c0"}, {"from": "c1"}, {"from": "c2"}]
+    assert merged.costs[OpCode.GETFILEINFO].server_cpu_s > 0  # fitted again (the inputs' 1 us is not kept)
+
+
+def test_a_merge_of_unlike_calibrations_names_the_difference(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    truth = OpCost(15e-6, 25e-6, 40e-6)
+    base = [measured(OpCode.GETFILEINFO, truth, clients) for clients in LOADS]
+    good = _kept(tmp_path, "good", base)
+    for name, other, says in (
+        ("loads", _kept(tmp_path, "loads", base[:2]), "not the operations and loads"),
+        ("handlers", _kept(tmp_path, "handlers", base, replace(SETTINGS, handlers=40)), "settings.handlers"),
+    ):
+        code, _, err = run_cli(["simnn", "merge", str(good), str(other), "-o", str(tmp_path / f"out-{name}")], capsys)
+        assert code == 3 and says in err and "Traceback" not in err, err
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    Calibration({OpCode.GETFILEINFO: truth}, SETTINGS, {}).write(bare / "calibration.json")
+    code, _, err = run_cli(["simnn", "merge", str(good), str(bare), "-o", str(tmp_path / "out-bare")], capsys)
+    assert code == 3 and "source.measurements" in err
+    code, _, err = run_cli(["simnn", "merge", str(good), "-o", str(tmp_path / "out-one")], capsys)
+    assert code == 2 and "two calibrations or more" in err

@@ -1,4 +1,4 @@
-"""``mimesisbench simnn calibrate|show``: the simulated NameNode's calibration (``mimesisbench.sim``)."""
+"""``mimesisbench simnn calibrate|merge|show``: the simulated NameNode's calibration (``mimesisbench.sim``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ COMMANDS: list[click.Command] = []
 
 @click.group("simnn")
 def simnn() -> None:
-    """The simulated NameNode (backend simnn:): calibrate it on a real one, show a calibration."""
+    """The simulated NameNode (backend simnn:): calibrate it on a real one, merge calibrations, show one."""
 
 
 @simnn.command("calibrate")
@@ -56,6 +56,26 @@ def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, loa
     path = write_calibration(out, calibration, raw)
     _show(calibration.to_json(), console)
     console.print(f"wrote {path} (use it as simnn:?calibration={out})")
+
+
+@simnn.command("merge")
+@click.argument("calibrations", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--lock-share", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="As for calibrate.")
+@click.option("--output", "-o", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Directory for the merged calibration.json and every input's measurements.")
+def merge_command(calibrations: tuple[Path, ...], lock_share: float, out: Path) -> None:
+    """Fit one calibration to several (directories simnn calibrate wrote, e.g. on fresh clusters
+    at different times): each measurement the median of theirs. Prints how the fit reproduces it."""
+    from rich.console import Console
+
+    from mimesisbench.study.simnn_calibration import merge_calibrations, write_calibration
+
+    console = Console(width=max(Console().width, 150))
+    calibration, raw = merge_calibrations(list(calibrations), lock_share=lock_share)
+    path = write_calibration(out, calibration, raw)
+    _show(calibration.to_json(), console)
+    console.print(f"wrote {path}, merged from {len(calibrations)} calibrations (use it as simnn:?calibration={out})")
 
 
 @simnn.command("show")

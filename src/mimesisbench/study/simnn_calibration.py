@@ -11,6 +11,12 @@ its ``hdfs-site.xml``), the host's cores and the edit-log sync time (fsyncs of a
 appended to, in the cluster's working directory, on the file system of its edits) become the
 simulated server's settings. ``sim.fit`` then fits each operation's costs to its three loads; the
 result is written as ``calibration.json`` in the output directory, with the measurements.
+
+``merge_calibrations`` (``mimesisbench simnn merge``) fits one calibration to several: each
+measurement the median of theirs. Calibrations made on fresh clusters an hour apart differ by more
+than one calibration's rounds do (a fresh JVM compiles differently each time), and the simulated
+server's predictions with them (docs/simnn.md: three sessions' calibrations predicted the same run
+14 % fast and 2 % slow; merged, each session's runs came out within 14 % on average).
 """
 
 from __future__ import annotations
@@ -27,13 +33,14 @@ from xml.etree import ElementTree
 import numpy as np
 
 from mimesisbench.backends.simnn import CALIBRATION_FILE
-from mimesisbench.errors import ConfigError
+from mimesisbench.errors import ConfigError, InputError
 from mimesisbench.hdfs.site import Layout
 from mimesisbench.hdfs.state import managed_state
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.run.probes import daemon_cpu_s
+from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate
 from mimesisbench.sim.model import Calibration, ServerSettings
 
@@ -194,3 +201,62 @@ def write_calibration(out: Path, calibration: Calibration, raw: list[dict[str, A
     out.mkdir(parents=True, exist_ok=True)
     (out / "micro.json").write_text(json.dumps(raw, indent=2) + "\n")
     return calibration.write(out / CALIBRATION_FILE)
+
+
+def _measurements(path: Path, calibration: Calibration) -> dict[tuple[OpCode, int], OpMeasurement]:
+    """A calibration's own measurements (``source.measurements``), by (operation, clients)."""
+    raw = calibration.source.get("measurements")
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"{path}: source.measurements: a calibration simnn calibrate made has its measurements here")
+    by_label = {op.label: op for op in OpCode}
+    out: dict[tuple[OpCode, int], OpMeasurement] = {}
+    for i, m in enumerate(raw):
+        try:
+            measurement = OpMeasurement(**{**m, "op": by_label[m["op"]]})
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"{path}: source.measurements[{i}]: not a measurement ({exc})") from None
+        out[(measurement.op, measurement.concurrency)] = measurement
+    return out
+
+
+def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5) -> tuple[Calibration, list[dict[str, Any]]]:
+    """One calibration from several made by ``simnn calibrate`` (see the module): the same
+    operations at the same loads on clusters with the same settings, each figure the median of
+    theirs (the sync time too), fitted again. Returns it and every input's micro-benchmarks."""
+    if len(dirs) < 2:
+        raise ConfigError("simnn merge: give two calibrations or more")
+    loaded = [(d, Calibration.load(d / CALIBRATION_FILE if d.is_dir() else d)) for d in dirs]
+    sets = [(d, cal, _measurements(d, cal)) for d, cal in loaded]
+    first_dir, first, keys = sets[0][0], sets[0][1], set(sets[0][2])
+    for d, cal, ms in sets[1:]:
+        if set(ms) != keys:
+            missing = sorted(f"{op.label} x {c}" for op, c in keys ^ set(ms))
+            raise InputError(f"{d}: not the operations and loads of {first_dir} ({', '.join(missing)})")
+        for name in ("handlers", "cores", "colocated", "fair"):
+            if getattr(cal.settings, name) != getattr(first.settings, name):
+                raise InputError(f"{d}: settings.{name} is {getattr(cal.settings, name)!r}, "
+                                 f"{first_dir} has {getattr(first.settings, name)!r}")
+    merged = {key: median_measurement([ms[key] for _, _, ms in sets]) for key in sorted(keys, key=lambda k: (k[0], k[1]))}
+    ops = sorted({op for op, _ in keys})
+    triples = []
+    for op in ops:
+        loads = sorted(c for o, c in keys if o == op)
+        if len(loads) != 3:
+            raise InputError(f"{first_dir}: {op.label} is measured at {len(loads)} loads, not three")
+        triples.append((merged[(op, loads[0])], merged[(op, loads[1])], merged[(op, loads[2])]))
+    settings = replace(first.settings, sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])))
+    source = {
+        **{k: v for k, v in first.source.items() if k not in ("measurements", "fit", "measured_on", "measured_at")},
+        "merged_from": [{"path": str(d), "measured_on": cal.source.get("measured_on"),
+                         "measured_at": cal.source.get("measured_at")} for d, cal, _ in sets],
+        "merged_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "versions": versions(),
+        "measurements": [{**asdict(m), "op": m.op.label} for m in merged.values()],
+    }
+    calibration, _ = calibrate(triples, settings, source, lock_share=lock_share)
+    raw: list[dict[str, Any]] = []
+    for d, _ in loaded:
+        micro_json = (d if d.is_dir() else d.parent) / "micro.json"
+        if micro_json.is_file():
+            raw.extend(json.loads(micro_json.read_text()))
+    return calibration, raw

@@ -121,5 +121,11 @@ def test_a_merge_of_unlike_calibrations_names_the_difference(tmp_path: Path,
     Calibration({OpCode.GETFILEINFO: truth}, SETTINGS, {}).write(bare / "calibration.json")
     code, _, err = run_cli(["simnn", "merge", str(good), str(bare), "-o", str(tmp_path / "out-bare")], capsys)
     assert code == 3 and "source.measurements" in err
+    broken = _kept(tmp_path, "broken", base)
+    data = json.loads((broken / "calibration.json").read_text())
+    data["source"]["measurements"][1]["p99_s"] = "slow"
+    (broken / "calibration.json").write_text(json.dumps(data))
+    code, _, err = run_cli(["simnn", "merge", str(good), str(broken), "-o", str(tmp_path / "out-broken")], capsys)
+    assert code == 3 and "source.measurements[1].p99_s" in err
     code, _, err = run_cli(["simnn", "merge", str(good), "-o", str(tmp_path / "out-one")], capsys)
     assert code == 2 and "two calibrations or more" in err

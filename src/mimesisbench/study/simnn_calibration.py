@@ -215,6 +215,10 @@ def _measurements(path: Path, calibration: Calibration) -> dict[tuple[OpCode, in
             measurement = OpMeasurement(**{**m, "op": by_label[m["op"]]})
         except (KeyError, TypeError) as exc:
             raise InputError(f"{path}: source.measurements[{i}]: not a measurement ({exc})") from None
+        for name, value in asdict(measurement).items():
+            if name != "op" and not (isinstance(value, int | float) and not isinstance(value, bool)
+                                     and np.isfinite(value) and value >= 0):
+                raise InputError(f"{path}: source.measurements[{i}].{name}: expected a number >= 0, got {value!r}")
         out[(measurement.op, measurement.concurrency)] = measurement
     return out
 
@@ -258,5 +262,8 @@ def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5) -> tuple[Ca
     for d, _ in loaded:
         micro_json = (d if d.is_dir() else d.parent) / "micro.json"
         if micro_json.is_file():
-            raw.extend(json.loads(micro_json.read_text()))
+            try:
+                raw.extend(json.loads(micro_json.read_text()))
+            except (OSError, ValueError, TypeError) as exc:
+                raise InputError(f"{micro_json}: not the micro-benchmarks simnn calibrate wrote ({exc})") from None
     return calibration, raw

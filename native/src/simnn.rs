@@ -14,7 +14,8 @@
 //! sync (group commit: one sync at a time, every write that joined while one ran goes in the
 //! next) -> its CPU after the lock -> the handler is free -> the other half of the network delay ->
 //! the client's receive CPU -> done. A call with a `stall` > 0 waits that long after its work under
-//! the lock when another burst is waiting for a core then (its handler descheduled): with the lock
+//! the lock when at least `cores` other bursts are waiting for a core then (twice as many threads
+//! runnable as cores: its handler descheduled): with the lock
 //! held for the share of the stall that its work under the lock has of its NameNode work, then
 //! without it. A client burst that starts while the client has no other burst started or waiting
 //! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
@@ -402,8 +403,9 @@ impl<'a> Sim<'a> {
 
     fn step(&mut self, ev: Event) {
         self.now = ev.t;
-        // whether a burst waits for a core as this one ends (it takes the core this one frees)
-        let contended = !self.core_queue.is_empty();
+        // whether at least `cores` bursts wait for a core as this one ends (twice as many threads
+        // runnable as cores: a thread would be descheduled)
+        let contended = self.core_queue.len() >= self.set.cores.max(1);
         if ev.core {
             self.free_core();
         }

@@ -196,6 +196,19 @@ def test_a_call_stalls_with_the_lock_held_only_when_a_core_is_wanted(
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("calls", "stalls"), [(3, False), (4, True)])
+def test_a_call_stalls_only_when_more_bursts_wait_than_there_are_cores(engine: str, calls: int, stalls: bool) -> None:
+    """Reads at 0, 10, 20 (and 30) us on two cores, 100 us of work each: when the first one's work
+    ends, one burst waits for a core (three calls: no more runnable threads than cores, no stall)
+    or two (four calls: the first is descheduled for 1 ms)."""
+    cal = Calibration({READ: constant(100e-6)}, settings(cores=2))
+    made, _ = make_calls(np.full(calls, int(READ), dtype=np.uint8), np.arange(calls) * 10e-6, cal, seed=0)
+    made = replace(made, stall=np.array([1e-3] + [0.0] * (calls - 1)))
+    times = simulate(made, cal.settings, 0, engine=engine)
+    assert bool(times.end[0] >= 1e-3) == stalls
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_stall_holds_the_lock_for_the_share_of_the_work_done_under_it(engine: str) -> None:
     """Two writes on one core, the client's CPU on it too: 100 us of NameNode work each, a quarter
     under the lock; sends and receives 10 us. The first (at 0) sends 0-10 us and works under the

@@ -28,8 +28,8 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
 Every CPU burst takes one of ``cores`` cores (FIFO; 0: unlimited); the client's only when
 ``colocated`` (the client on the server's host, as on one machine), else they are pure delays.
 With probability ``stall_p`` a call's handler stalls ``stall_s`` after its work under the lock if
-another burst is waiting for a core then (its thread descheduled on a busy host; what makes the
-tail of a busy server): the call waits, with the lock held for the share of the stall that its
+at least ``cores`` other bursts are waiting for a core then (twice as many threads runnable as
+cores: its thread descheduled on a busy host; what makes the tail of a busy server): the call waits, with the lock held for the share of the stall that its
 work under the lock has of its NameNode work (every call behind it for the lock waits that long
 too), then without it.
 CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the

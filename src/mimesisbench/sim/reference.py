@@ -189,7 +189,8 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
                     yield lock.acquire(kind)
                 wait[i] = env.now - asked
                 yield from cpu(float(calls.s_lock[i]), True)
-                if calls.stall[i] > 0 and len(cores.queue) > 0:  # descheduled, with then without the lock
+                # descheduled (twice as many bursts runnable as cores), with then without the lock
+                if calls.stall[i] > 0 and len(cores.queue) >= max(1, settings.cores):
                     held, after = float(calls.s_lock[i]), float(calls.s_post[i])
                     share = held / (held + after) if held + after > 0 else 0.5
                     yield env.timeout(float(calls.stall[i]) * share)

@@ -15,8 +15,8 @@ result is written as ``calibration.json`` in the output directory, with the meas
 ``merge_calibrations`` (``mimesisbench simnn merge``) fits one calibration to several: each
 measurement the median of theirs. Calibrations made on fresh clusters an hour apart differ by more
 than one calibration's rounds do (a fresh JVM compiles differently each time), and the simulated
-server's predictions with them (docs/simnn.md: three sessions' calibrations predicted the same run
-14 % fast and 2 % slow; merged, each session's runs came out within 14 % on average).
+server's predictions with them (docs/simnn.md: two sessions' calibrations predicted the same run
+16 % fast and 0 % off; merged, the three sessions' runs came out within 15 % on average).
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ import argparse
 import json
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -46,10 +47,15 @@ from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary f
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit import OpMeasurement, calibrate
+from mimesisbench.sim.fit import calibrate
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
-from mimesisbench.study.simnn_calibration import measure_and_fit, write_calibration
+from mimesisbench.study.simnn_calibration import (
+    calibration_measurements,
+    load_triples,
+    measure_and_fit,
+    write_calibration,
+)
 
 
 def speed(calls: int, scale: float) -> None:
@@ -197,17 +203,13 @@ def score(dirs: list[Path]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         schedules = _schedules(work)
-        by_label = {op.label: op for op in OpCode}
         for n, kept in enumerate(dirs):
-            source = json.loads((kept / "calibration.json").read_text())
+            kept_cal = Calibration.load(kept / "calibration.json")
             validation = json.loads((kept / "validation.json").read_text())
-            groups: dict[OpCode, list[OpMeasurement]] = {}
-            for m in source["source"]["measurements"]:
-                groups.setdefault(by_label[m["op"]], []).append(OpMeasurement(**{**m, "op": by_label[m["op"]]}))
-            loads = [tuple(sorted(ms, key=lambda m: m.concurrency)) for ms in groups.values()]
+            loads = load_triples(kept, calibration_measurements(kept, kept_cal))
             # the settings it measured; the lock hand-over's wake-up is not measured: today's default
-            settings = ServerSettings(**{**source["settings"], "wake_s": ServerSettings().wake_s})
-            cal, _ = calibrate(loads, settings, dict(source["source"]))  # type: ignore[arg-type]
+            settings = replace(kept_cal.settings, wake_s=ServerSettings().wake_s)
+            cal, _ = calibrate(loads, settings, dict(kept_cal.source))
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()
             cal.write(cal_dir / "calibration.json")

@@ -59,9 +59,13 @@ class SimnnOptions:
             text = resources.files("mimesisbench").joinpath("data/simnn_calibration.json").read_text(encoding="utf-8")
             base = Calibration.from_json(json.loads(text), "the built-in calibration")
         else:
-            path = Path(self.calibration)
-            base = Calibration.load(path / CALIBRATION_FILE if path.is_dir() else path)
+            base = Calibration.load(calibration_file(Path(self.calibration)))
         return base.with_settings(**dict(self.overrides)) if self.overrides else base
+
+
+def calibration_file(path: Path) -> Path:
+    """A calibration directory's ``calibration.json``, or the file given."""
+    return path / CALIBRATION_FILE if path.is_dir() else path
 
 
 def _int(text: str, key: str, minimum: int) -> int:

@@ -85,11 +85,10 @@ def show_command(calibration: Path, as_json: bool) -> None:
     """Print a calibration (a directory or its calibration.json): settings, costs, the fit."""
     from rich.console import Console
 
-    from mimesisbench.backends.simnn import CALIBRATION_FILE
+    from mimesisbench.backends.simnn import calibration_file
     from mimesisbench.sim.model import Calibration
 
-    path = calibration / CALIBRATION_FILE if calibration.is_dir() else calibration
-    data = Calibration.load(path).to_json()
+    data = Calibration.load(calibration_file(calibration)).to_json()
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:

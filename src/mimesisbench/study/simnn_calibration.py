@@ -32,7 +32,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from mimesisbench.backends.simnn import CALIBRATION_FILE
+from mimesisbench.backends.simnn import CALIBRATION_FILE, calibration_file
 from mimesisbench.errors import ConfigError, InputError
 from mimesisbench.hdfs.site import Layout
 from mimesisbench.hdfs.state import managed_state
@@ -203,7 +203,7 @@ def write_calibration(out: Path, calibration: Calibration, raw: list[dict[str, A
     return calibration.write(out / CALIBRATION_FILE)
 
 
-def _measurements(path: Path, calibration: Calibration) -> dict[tuple[OpCode, int], OpMeasurement]:
+def calibration_measurements(path: Path, calibration: Calibration) -> dict[tuple[OpCode, int], OpMeasurement]:
     """A calibration's own measurements (``source.measurements``), by (operation, clients)."""
     raw = calibration.source.get("measurements")
     if not isinstance(raw, list) or not raw:
@@ -223,14 +223,26 @@ def _measurements(path: Path, calibration: Calibration) -> dict[tuple[OpCode, in
     return out
 
 
+def load_triples(path: Path, measurements: dict[tuple[OpCode, int], OpMeasurement]
+                 ) -> list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]]:
+    """Each operation's (light, middle, heavy) measurements, as ``sim.fit.calibrate`` takes them."""
+    triples = []
+    for op in sorted({op for op, _ in measurements}):
+        loads = sorted(c for o, c in measurements if o == op)
+        if len(loads) != 3:
+            raise InputError(f"{path}: {op.label} is measured at {len(loads)} loads, not three")
+        triples.append((measurements[(op, loads[0])], measurements[(op, loads[1])], measurements[(op, loads[2])]))
+    return triples
+
+
 def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5) -> tuple[Calibration, list[dict[str, Any]]]:
     """One calibration from several made by ``simnn calibrate`` (see the module): the same
     operations at the same loads on clusters with the same settings, each figure the median of
     theirs (the sync time too), fitted again. Returns it and every input's micro-benchmarks."""
     if len(dirs) < 2:
         raise ConfigError("simnn merge: give two calibrations or more")
-    loaded = [(d, Calibration.load(d / CALIBRATION_FILE if d.is_dir() else d)) for d in dirs]
-    sets = [(d, cal, _measurements(d, cal)) for d, cal in loaded]
+    loaded = [(d, Calibration.load(calibration_file(d))) for d in dirs]
+    sets = [(d, cal, calibration_measurements(d, cal)) for d, cal in loaded]
     first_dir, first, keys = sets[0][0], sets[0][1], set(sets[0][2])
     for d, cal, ms in sets[1:]:
         if set(ms) != keys:
@@ -241,13 +253,7 @@ def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5) -> tuple[Ca
                 raise InputError(f"{d}: settings.{name} is {getattr(cal.settings, name)!r}, "
                                  f"{first_dir} has {getattr(first.settings, name)!r}")
     merged = {key: median_measurement([ms[key] for _, _, ms in sets]) for key in sorted(keys, key=lambda k: (k[0], k[1]))}
-    ops = sorted({op for op, _ in keys})
-    triples = []
-    for op in ops:
-        loads = sorted(c for o, c in keys if o == op)
-        if len(loads) != 3:
-            raise InputError(f"{first_dir}: {op.label} is measured at {len(loads)} loads, not three")
-        triples.append((merged[(op, loads[0])], merged[(op, loads[1])], merged[(op, loads[2])]))
+    triples = load_triples(first_dir, merged)
     settings = replace(first.settings, sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])))
     source = {
         **{k: v for k, v in first.source.items() if k not in ("measurements", "fit", "measured_on", "measured_at")},

@@ -43,15 +43,32 @@ def _scrape_after_run(config: RunConfig, out: Path) -> tuple[RunReport, str]:
         raise box["error"]  # type: ignore[misc]
     assert summaries, "the run wrote no summary"
     manifest = json.loads((summaries[0].parent / rundir.MANIFEST).read_text())
-    time.sleep(0.2)  # the coordinator marks the run done right after writing the run directory
-    with urllib.request.urlopen(manifest["metrics_url"], timeout=10) as response:
-        text = response.read().decode()
+    # the coordinator marks the run done after writing the run directory, then the endpoint
+    # lingers: scrape until the final phase shows (on a loaded machine that can take a while)
+    text = ""
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(manifest["metrics_url"], timeout=10) as response:
+                text = response.read().decode()
+        except OSError:
+            break  # the endpoint stopped serving: the last scrape is the one to check
+        if _final_phase(text):
+            break
+        time.sleep(0.05)
     thread.join(60)
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     report = box["report"]
     assert isinstance(report, RunReport)
     return report, text
+
+
+def _final_phase(text: str) -> bool:
+    """Whether a scrape shows the run ended (phase done or incomplete)."""
+    for family in text_string_to_metric_families(text):
+        if family.name == "mimesisbench_phase":
+            return any(s.value == 1.0 and s.labels["phase"] in ("done", "incomplete") for s in family.samples)
+    return False
 
 
 def _histogram(families: dict, name: str) -> dict[tuple[str, str], tuple[list[float], float, float]]:

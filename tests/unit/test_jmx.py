@@ -22,6 +22,7 @@ import pytest
 
 from mimesisbench.monitoring.jmx import (
     DEFAULT_METRICS,
+    FETCH_TIMEOUT_S,
     TIMESERIES_FILE,
     JmxSampler,
     counter_rates,
@@ -46,6 +47,7 @@ class FakeNameNode(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.phase = 0
         self.garbage = False
+        self.delay_s = 0.0  # how late each answer comes
         self.requests = 0
         beans: dict[str, dict[str, Any]] = {}
         for capture in CAPTURES:
@@ -75,6 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         query = urllib.parse.parse_qs(parts.query).get("qry", ["*:*"])[0]
+        time.sleep(self.server.delay_s)
         body = b"<html>not json" if self.server.garbage else json.dumps(self.server.answer(query)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -154,6 +157,16 @@ def test_background_thread_samples_until_stopped(namenode: FakeNameNode) -> None
     assert taken >= 3
     time.sleep(0.15)
     assert sampler.samples == taken  # really stopped
+
+
+def test_a_late_answer_is_a_late_sample_not_a_failure(namenode: FakeNameNode) -> None:
+    """A busy NameNode's servlet may answer after the sampling interval: the fetch waits for it
+    (FETCH_TIMEOUT_S, not the interval), and the sample counts."""
+    namenode.delay_s = 0.4
+    sampler = JmxSampler(namenode.url, interval_s=0.2, rpc_port=RPC_PORT)
+    assert sampler.timeout_s == FETCH_TIMEOUT_S > namenode.delay_s
+    assert sampler.sample_once()
+    assert sampler.warnings == [] and sampler.failures == 0 and sampler.samples == 1
 
 
 def test_an_unreachable_endpoint_is_a_warning_not_a_failure(tmp_path: Path) -> None:

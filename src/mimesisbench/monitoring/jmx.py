@@ -39,6 +39,10 @@ LOG = logging.getLogger(__name__)
 
 TIMESERIES_FILE = "server_timeseries.parquet"
 DEFAULT_HTTP_PORT = 9870
+#: how long one fetch may take by default (at least the interval): a busy NameNode's servlet can
+#: answer seconds late; a late answer is a late sample (the loop skips the ticks it missed), not
+#: a failure, which a timeout tied to a short interval made it on a loaded host
+FETCH_TIMEOUT_S = 5.0
 NN = "Hadoop:service=NameNode,name="
 
 Kind = Literal["gauge", "counter"]
@@ -245,7 +249,7 @@ class JmxSampler:
         self.interval_s = float(interval_s)
         self.rpc_port = rpc_port
         self.metrics = tuple(metrics)
-        self.timeout_s = float(timeout_s) if timeout_s is not None else max(0.2, min(2.0, self.interval_s))
+        self.timeout_s = float(timeout_s) if timeout_s is not None else max(FETCH_TIMEOUT_S, self.interval_s)
         self.warnings: list[str] = []
         self.origin_wall_ns: int | None = None
         self._times: list[int] = []

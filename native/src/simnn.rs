@@ -11,9 +11,12 @@
 //! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it) ->
 //! the RPC call queue (FIFO) -> a handler (its wake-up CPU, when it was parked) -> the namesystem lock
 //! (read or write; fair or not) -> its CPU under the lock -> release -> for a write, the edit-log
-//! sync (group commit: one sync at a time, every write that joined while one ran goes in the
-//! next) -> its CPU after the lock -> the handler is free -> the other half of the network delay ->
-//! the client's receive CPU -> done. A call with a `stall` > 0 waits that long after its work under
+//! syncs (group commit: one sync at a time, every write that joined while one ran goes in the
+//! next; a create waits for two, one after the other) -> its CPU after the lock -> the handler is
+//! free -> the other half of the network delay ->
+//! the client's receive CPU -> done. With `async_edits` (Hadoop 3's asynchronous edit logging)
+//! the syncs run beside the CPU after the lock, the handler does not wait for them, and the
+//! answer leaves once both are done. A call with a `stall` > 0 waits that long after its work under
 //! the lock when at least `cores` other bursts are waiting for a core then (twice as many threads
 //! runnable as cores: its handler descheduled): with the lock
 //! held for the share of the stall that its work under the lock has of its NameNode work, then
@@ -92,7 +95,7 @@ pub struct Calls<'a> {
     pub lock: &'a [u8],
     pub s_lock: &'a [f64],
     pub s_post: &'a [f64],
-    pub sync: &'a [bool],
+    pub sync: &'a [u8],
 }
 
 #[derive(Clone, Copy)]
@@ -104,6 +107,7 @@ pub struct Settings {
     pub sync_s: f64,
     pub fair: bool,
     pub wake_s: f64,
+    pub async_edits: bool,
 }
 
 struct Sim<'a> {
@@ -139,7 +143,11 @@ struct Sim<'a> {
     lock_queue: VecDeque<usize>,
     waking: bool, // the queue's head was woken and is on its way (its wake event is pending)
     asked_at: Vec<f64>,
-    // the edit log
+    // the edit log: syncs each call still waits for; whether it is in one now; whether its
+    // handler is done with it (asynchronous edit logging: the answer waits for both)
+    syncs_left: Vec<u8>,
+    in_sync: Vec<bool>,
+    handler_done: Vec<bool>,
     syncing: bool,
     next_batch: Vec<usize>,
     batch: Vec<usize>,
@@ -148,6 +156,7 @@ struct Sim<'a> {
 impl<'a> Sim<'a> {
     fn new(calls: Calls<'a>, set: Settings) -> Self {
         let n = calls.arrive.len();
+        let syncs_left = calls.sync.to_vec();
         Sim {
             calls,
             set,
@@ -174,6 +183,9 @@ impl<'a> Sim<'a> {
             lock_queue: VecDeque::new(),
             waking: false,
             asked_at: vec![0.0; n],
+            syncs_left,
+            in_sync: vec![false; n],
+            handler_done: vec![false; n],
             syncing: false,
             next_batch: Vec::new(),
             batch: Vec::new(),
@@ -334,15 +346,34 @@ impl<'a> Sim<'a> {
 
     /// The edit log (a write) or the rest of the CPU.
     fn after_release(&mut self, call: usize) {
-        if self.calls.sync[call] {
-            self.join_sync(call);
-        } else {
-            let d = self.calls.s_post[call];
-            self.cpu(call, d, Step::PostDone, true);
+        if self.set.async_edits {
+            // the edit is queued: its sync starts while the handler does the rest of its work
+            self.next_sync(call);
+        } else if self.next_sync(call) {
+            return; // the handler waits for the sync
         }
+        let d = self.calls.s_post[call];
+        self.cpu(call, d, Step::PostDone, true);
+    }
+
+    /// The call joins the edit log's next sync if its answer waits for one more; false if not.
+    fn next_sync(&mut self, call: usize) -> bool {
+        if self.syncs_left[call] == 0 {
+            return false;
+        }
+        self.syncs_left[call] -= 1;
+        self.join_sync(call);
+        true
+    }
+
+    /// The answer goes back to the client.
+    fn answer(&mut self, call: usize) {
+        let d = self.calls.net[call] * 0.5;
+        self.at(self.now + d, call, Step::Back, false);
     }
 
     fn join_sync(&mut self, call: usize) {
+        self.in_sync[call] = true;
         if self.syncing {
             self.next_batch.push(call);
         } else {
@@ -456,8 +487,17 @@ impl<'a> Sim<'a> {
                 }
             }
             Step::Synced => {
-                let d = self.calls.s_post[call];
-                self.cpu(call, d, Step::PostDone, true);
+                self.in_sync[call] = false;
+                if self.next_sync(call) {
+                    // it waits for another (a create's second RPC, complete, is logged too)
+                } else if self.set.async_edits {
+                    if self.handler_done[call] {
+                        self.answer(call);
+                    } // else its handler answers when done
+                } else {
+                    let d = self.calls.s_post[call];
+                    self.cpu(call, d, Step::PostDone, true);
+                }
             }
             Step::SyncDone => self.sync_done(),
             Step::StallHeld => {
@@ -473,8 +513,11 @@ impl<'a> Sim<'a> {
                 } else {
                     self.handlers_free += 1;
                 }
-                let d = self.calls.net[call] * 0.5;
-                self.at(self.now + d, call, Step::Back, false);
+                // with asynchronous edit logging the answer waits for the edit's syncs too
+                self.handler_done[call] = true;
+                if !self.in_sync[call] {
+                    self.answer(call);
+                }
             }
             Step::Back => {
                 let d = self.calls.c_recv[call] + self.client_wake(call);
@@ -547,7 +590,7 @@ type Times<'py> = (
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, and the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's).
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, async_edits))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -563,7 +606,7 @@ fn simulate_namenode<'py>(
     lock: PyReadonlyArray1<'py, u8>,
     s_lock: PyReadonlyArray1<'py, f64>,
     s_post: PyReadonlyArray1<'py, f64>,
-    sync: PyReadonlyArray1<'py, bool>,
+    sync: PyReadonlyArray1<'py, u8>,
     outstanding: usize,
     handlers: usize,
     cores: usize,
@@ -571,6 +614,7 @@ fn simulate_namenode<'py>(
     sync_s: f64,
     fair: bool,
     wake_s: f64,
+    async_edits: bool,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     if handlers == 0 {
@@ -597,7 +641,7 @@ fn simulate_namenode<'py>(
     if calls.lock.iter().any(|&k| k > WRITE) {
         return Err(PyValueError::new_err("simulate_namenode: lock must be 0 (none), 1 (read) or 2 (write)"));
     }
-    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s };
+    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, async_edits };
     let (start, end, wait, c_woke, s_woke, h_woke) = py.detach(|| simulate(calls, set));
     Ok((
         start.into_pyarray(py),

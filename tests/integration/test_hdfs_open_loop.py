@@ -41,3 +41,5 @@ def test_a_hot_file_has_many_operations_in_flight_and_its_order_holds(local_hdfs
     assert reads["start_us"].min() >= by_op["create"]["end_us"][0]
     assert by_op["delete"]["start_us"][0] >= reads["end_us"].max()
     assert summary["cost"]["server"]["namenode"]["cpu_s"] > 0
+    # its threads park and wake for every call or batch of calls: context switches, per operation
+    assert summary["cost"]["server"]["namenode"]["voluntary_switches_per_op"] > 0

@@ -41,6 +41,7 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
     cal = Calibration.load(out / "calibration.json")
     assert set(cal.costs) == {OpCode.GETFILEINFO, OpCode.CREATE}
     assert cal.settings.handlers == 10 and cal.settings.fair and cal.settings.cores >= 1 and cal.settings.sync_s > 0
+    assert cal.settings.async_edits  # Hadoop 3's default: the cluster's hdfs-site.xml does not turn it off
     for op, cost in cal.costs.items():
         assert cost.server_cpu_s > 0 and cost.client_cpu_s > 0, op
     fit = cal.source["fit"]

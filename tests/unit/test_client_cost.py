@@ -27,6 +27,11 @@ def test_a_python_worker_on_a_full_core_behind_its_schedule_is_the_bottleneck() 
     cost = run_cost(_workers((9.6, 10.0), (4.0, 10.0)), 10_000, paced=True, lateness_p99_ms=250.0, server=server)
     assert cost["bottleneck"] == "client"
     assert cost["server"]["namenode"] == {"cpu_s": 1.18, "cpu_us_per_op": pytest.approx(118.0), "cores": 0.118}
+    switched = run_cost(_workers((1.0, 10.0)), 10_000, paced=True, lateness_p99_ms=1.0,
+                        server={"namenode": {**server["namenode"], "voluntary_switches": 15_000.0,
+                                             "involuntary_switches": 2_000.0}})
+    assert switched["server"]["namenode"]["voluntary_switches_per_op"] == pytest.approx(1.5)
+    assert switched["server"]["namenode"]["involuntary_switches_per_op"] == pytest.approx(0.2)
     warning = cost_warning(cost)
     assert warning is not None and "worker 0 used 0.96 of a core" in warning and "1,360 us" in warning
     assert "against the server's 118" in warning

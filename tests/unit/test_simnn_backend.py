@@ -30,10 +30,11 @@ def _calibration(tmp_path: Path, **settings: object) -> Path:
 
 
 def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
-    backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&seed=3&colocated=no")
+    backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&seed=3&colocated=no"
+                           "&async_edits=false")
     assert isinstance(backend, SimnnBackend)
     s = backend.calibration.settings
-    assert (s.handlers, s.fair, s.cores, s.colocated) == (32, False, 4, False)
+    assert (s.handlers, s.fair, s.cores, s.colocated, s.async_edits) == (32, False, 4, False, False)
     assert s.sync_s == pytest.approx(1e-3) and s.wake_s == pytest.approx(5e-6)
     assert backend.options.seed == 3
     builtin = open_backend("simnn:").calibration  # the calibration shipped with the package
@@ -45,6 +46,7 @@ def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     ("simnn:handlers=3", "options go after '?'"),
     ("simnn:?handlers=0", "handlers must be >= 1"),
     ("simnn:?fair=maybe", "is not true or false"),
+    ("simnn:?async_edits=2", "is not true or false"),
     ("simnn:?sync=3", "is not a duration"),
     ("simnn:?threads=4", "unknown option"),
     ("simnn:?engine=fast", "engine must be"),

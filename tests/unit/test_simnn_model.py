@@ -44,7 +44,9 @@ def run(ops: list[OpCode], arrive: np.ndarray, cal: Calibration, outstanding: in
 @pytest.mark.parametrize("colocated", [True, False])
 @pytest.mark.parametrize("cores", [0, 2])
 @pytest.mark.parametrize("outstanding", [0, 6])
-def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool, cores: int, outstanding: int) -> None:
+@pytest.mark.parametrize("async_edits", [True, False])
+def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool, cores: int, outstanding: int,
+                                                     async_edits: bool) -> None:
     rng = np.random.default_rng(7)
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
@@ -54,7 +56,7 @@ def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
-                                            wake_s=20e-6))
+                                            wake_s=20e-6, async_edits=async_edits))
     n = 2000
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)
     arrive = np.zeros(n) if outstanding else np.sort(rng.uniform(0.0, 0.05, n))
@@ -114,6 +116,34 @@ def test_writes_share_edit_log_syncs(engine: str) -> None:
     times = run([WRITE] * 10, np.zeros(10), cal, 10, engine)
     # the first write starts a sync alone; the nine that join during it share the next one
     assert sorted(times.end.round(9).tolist()) == [d] + [2 * d] * 9
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_create_waits_for_two_syncs_one_after_the_other(engine: str) -> None:
+    """A create's answer waits for its create and its complete to be synced: one create alone
+    waits 2 syncs; a mkdirs alone, 1. Ten creates at once: the first starts a sync alone (d), the
+    nine others join the next (d-2d); then the first's second sync runs 2d-3d, while the nine's
+    second ones join the one after it (3d-4d)."""
+    d = 1e-3
+    cal = Calibration({OpCode.CREATE: constant(0.0), WRITE: constant(0.0)}, settings(sync_s=d))
+    alone = run([OpCode.CREATE, WRITE], np.array([0.0, 10 * d]), cal, 0, engine)
+    np.testing.assert_allclose(alone.end - alone.start, [2 * d, d])
+    ten = run([OpCode.CREATE] * 10, np.zeros(10), cal, 10, engine)
+    assert sorted(ten.end.round(9).tolist()) == [3 * d] + [4 * d] * 9
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("async_edits", [True, False])
+def test_with_asynchronous_edit_logging_the_handler_goes_on_before_the_sync(engine: str, async_edits: bool) -> None:
+    """One handler, two writes at 0 (10 us of work each, a 1 ms sync). Hadoop 3's default
+    (asynchronous edit logging): the handler queues the first's edit and takes the second at
+    10 us; the first's sync runs 10-1,010 us, the second's joins the next, 1,010-2,010. Without
+    it the handler waits for each sync: the second starts at 1,010 and is synced at 2,020."""
+    d, s = 1e-3, 10e-6
+    cal = Calibration({WRITE: constant(s)}, settings(handlers=1, sync_s=d, async_edits=async_edits))
+    times = run([WRITE, WRITE], np.zeros(2), cal, 0, engine)
+    expected = [s + d, s + 2 * d] if async_edits else [s + d, 2 * s + 2 * d]
+    np.testing.assert_allclose(times.end, expected)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -185,9 +215,10 @@ def test_a_call_that_finds_a_thread_parked_pays_its_wake_up(engine: str) -> None
 def test_a_call_stalls_with_the_lock_held_only_when_a_core_is_wanted(
         engine: str, op: OpCode, cores: int, expected_ms: list[float]) -> None:
     """Three calls at 0, 10 and 20 us, 100 us of work under the lock each (none after it: a
-    zero-length burst, which still queues for a core); the first may stall 1 ms before releasing
+    zero-length burst, which still queues for a core; the handler waits for a write's sync, Hadoop's
+    synchronous edit logging); the first may stall 1 ms before releasing
     the lock, which it does when another burst is waiting for a core as its work ends."""
-    cal = Calibration({op: constant(100e-6)}, settings(cores=cores))
+    cal = Calibration({op: constant(100e-6)}, settings(cores=cores, async_edits=False))
     codes = np.full(3, int(op), dtype=np.uint8)
     calls, _ = make_calls(codes, np.array([0.0, 10e-6, 20e-6]), cal, seed=0)
     calls = replace(calls, stall=np.array([1e-3, 0.0, 0.0]))

@@ -16,6 +16,8 @@ URL: ``simnn:`` with options after ``?``, ``&``-separated::
     colocated=true|false  the clients' CPU comes from those cores
     sync=DURATION      one edit-log sync (e.g. 0.2ms)
     wake=DURATION      a handler's wake-up after a lock hand-over
+    async_edits=true|false  a write's handler goes on before its edit is synced (Hadoop 3's
+                       default, dfs.namenode.edits.asynclogging), or waits for the sync
     seed=N             the draws of each call's costs (default 0)
     engine=auto|native|simpy
 
@@ -39,9 +41,9 @@ from mimesisbench.units import parse_flag
 
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
-_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "sync", "wake", "seed", "engine")
+_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "seed", "engine")
 #: what an experiment's ``kind = "simnn"`` factor may set (``with_options``)
-FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "sync", "wake", "seed")
+FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "seed")
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ def parse_simnn_url(url: str) -> SimnnOptions:
             engine = value
         elif key in ("handlers", "cores"):
             overrides.append((key, _int(value, key, 1 if key == "handlers" else 0)))
-        elif key in ("fair", "colocated"):
+        elif key in ("fair", "colocated", "async_edits"):
             overrides.append((key, parse_flag(value, f"simnn: {key}")))
         else:
             overrides.append((f"{key}_s", parse_duration(value, f"simnn: {key}")))

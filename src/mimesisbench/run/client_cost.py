@@ -36,6 +36,17 @@ def _per_op_us(cpu_s: float, ops: int) -> float | None:
     return cpu_s / ops * 1e6 if ops > 0 else None
 
 
+def _server_cost(v: dict[str, float], issued: int) -> dict[str, Any]:
+    """One daemon's CPU per operation and cores over the replay, and its threads' context switches
+    per operation where they were read (a thread parked and woken: a voluntary one)."""
+    out: dict[str, Any] = {"cpu_s": round(v["cpu_s"], 4), "cpu_us_per_op": _per_op_us(v["cpu_s"], issued),
+                           "cores": round(v["cpu_s"] / v["wall_s"], 3) if v.get("wall_s") else None}
+    for kind in ("voluntary", "involuntary"):
+        if f"{kind}_switches" in v and issued > 0:
+            out[f"{kind}_switches_per_op"] = round(v[f"{kind}_switches"] / issued, 3)
+    return out
+
+
 def run_cost(workers: Sequence[dict[str, Any]], issued: int, *, paced: bool, lateness_p99_ms: float | None,
              server: dict[str, dict[str, float]] | None = None, host_busy: float | None = None,
              native_lanes: bool = False, host_cores: int = 1) -> dict[str, Any]:
@@ -51,9 +62,7 @@ def run_cost(workers: Sequence[dict[str, Any]], issued: int, *, paced: bool, lat
     out: dict[str, Any] = {
         "client_cpu_s": round(client_cpu, 4), "client_cpu_us_per_op": _per_op_us(client_cpu, issued),
         "client_cores_by_worker": {str(k): round(v, 3) for k, v in sorted(cores.items())},
-        "server": {role: {"cpu_s": round(v["cpu_s"], 4), "cpu_us_per_op": _per_op_us(v["cpu_s"], issued),
-                          "cores": round(v["cpu_s"] / v["wall_s"], 3) if v.get("wall_s") else None}
-                   for role, v in (server or {}).items()},
+        "server": {role: _server_cost(v, issued) for role, v in (server or {}).items()},
         "host_busy": None if host_busy is None else round(host_busy, 3),
     }
     behind = not paced or (lateness_p99_ms is not None and lateness_p99_ms > BEHIND_MS)

@@ -159,6 +159,38 @@ def daemon_cpu_s(record: ProcessRecord) -> float | None:
     return float(times.user + times.system)
 
 
+def daemon_switches(record: ProcessRecord) -> tuple[int, int] | None:
+    """The voluntary and involuntary context switches of every thread of a managed daemon so far
+    (Linux: ``/proc/PID/task/*/status``; psutil reads the main thread's only); None elsewhere or
+    when it is gone. A thread that parks (for a lock, an empty queue, a sync) and is woken is a
+    voluntary switch."""
+    if record.process() is None:
+        return None
+    return thread_switches(record.pid)
+
+
+def thread_switches(pid: int) -> tuple[int, int] | None:
+    """Every thread of process ``pid``: its voluntary and involuntary context switches so far,
+    summed (``/proc/PID/task/*/status``); None where there is no such file."""
+    tasks = Path(f"/proc/{pid}/task")
+    voluntary = involuntary = 0
+    try:
+        threads = list(tasks.iterdir())
+    except OSError:
+        return None
+    for task in threads:
+        try:
+            lines = (task / "status").read_text().splitlines()
+        except OSError:  # the thread ended meanwhile
+            continue
+        for line in lines:
+            if line.startswith("voluntary_ctxt_switches:"):
+                voluntary += int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches:"):
+                involuntary += int(line.split()[1])
+    return voluntary, involuntary
+
+
 class ServerLimitsProbe(Probe):
     """Records the managed cluster's cgroup limits (``hdfs up --cpu-quota``...) and what its
     daemons achieved during phase 2: CPU cores used (CPU time over wall time) and the share of
@@ -208,20 +240,22 @@ class ServerLimitsProbe(Probe):
 class CpuProbe(Probe):
     """The CPU the host and the managed server's daemons used over the replay (from the barrier's
     phase to the end): ``cpu`` in the manifest, ``{"host_busy": share, "server": {role: {cpu_s,
-    wall_s}}}``, which ``run.client_cost`` weighs against the client's own."""
+    wall_s, voluntary_switches, involuntary_switches}}}``, which ``run.client_cost`` weighs
+    against the client's own (the switches where the system has them: Linux)."""
 
     name = "cpu"
 
     def __init__(self, daemons: list[ProcessRecord]) -> None:
         self.daemons = daemons
-        self._begin: tuple[float, Any, dict[str, float]] | None = None
-        self._end: tuple[float, Any, dict[str, float]] | None = None
+        self._begin: tuple[float, Any, dict[str, float], dict[str, tuple[int, int]]] | None = None
+        self._end: tuple[float, Any, dict[str, float], dict[str, tuple[int, int]]] | None = None
 
-    def _reading(self) -> tuple[float, Any, dict[str, float]]:
+    def _reading(self) -> tuple[float, Any, dict[str, float], dict[str, tuple[int, int]]]:
         import psutil
 
         daemons = {r.role: cpu_s for r in self.daemons if (cpu_s := daemon_cpu_s(r)) is not None}
-        return time.monotonic(), psutil.cpu_times(), daemons
+        switches = {r.role: s for r in self.daemons if (s := daemon_switches(r)) is not None}
+        return time.monotonic(), psutil.cpu_times(), daemons, switches
 
     def phase(self, name: str) -> None:
         if name == "replay":
@@ -235,10 +269,15 @@ class CpuProbe(Probe):
     def results(self, run_dir: Path, origin_wall_ns: int | None) -> dict[str, Any]:
         if self._begin is None or self._end is None or self._end[0] <= self._begin[0]:
             return {}
-        (t0, host0, d0), (t1, host1, d1) = self._begin, self._end
+        (t0, host0, d0, s0), (t1, host1, d1, s1) = self._begin, self._end
         total = sum(host1) - sum(host0)
         idle = (host1.idle + getattr(host1, "iowait", 0.0)) - (host0.idle + getattr(host0, "iowait", 0.0))
-        server = {role: {"cpu_s": d1[role] - d0[role], "wall_s": t1 - t0} for role in d0 if role in d1}
+        server: dict[str, dict[str, float]] = {
+            role: {"cpu_s": d1[role] - d0[role], "wall_s": t1 - t0} for role in d0 if role in d1}
+        for role, entry in server.items():
+            if role in s0 and role in s1:
+                entry["voluntary_switches"] = s1[role][0] - s0[role][0]
+                entry["involuntary_switches"] = s1[role][1] - s0[role][1]
         return {"cpu": {"host_busy": (total - idle) / total if total > 0 else None, "server": server}}
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, lock_kind
+from mimesisbench.sim.model import Calibration, OpCost, edit_syncs, lock_kind
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Calls:
     lock: NDArray[np.uint8]
     s_lock: NDArray[np.float64]
     s_post: NDArray[np.float64]
-    sync: NDArray[np.bool_]
+    sync: NDArray[np.uint8]  # edit-log syncs its answer waits for, one after the other
 
     def __len__(self) -> int:
         return int(self.arrive.size)
@@ -66,6 +66,7 @@ def make_calls(
     stall = np.empty(n)
     net = np.empty(n)
     lock = np.empty(n, dtype=np.uint8)
+    sync = np.empty(n, dtype=np.uint8)
     s_lock = np.empty(n)
     s_post = np.empty(n)
     stand_ins: dict[str, str] = {}
@@ -78,6 +79,7 @@ def make_calls(
         rows = np.flatnonzero(inverse == k)
         _fill(rng, cost, rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post))
         lock[rows] = lock_kind(op)
+        sync[rows] = edit_syncs(op)
     calls = Calls(
         arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
         c_send=c_send,
@@ -91,7 +93,7 @@ def make_calls(
         lock=lock,
         s_lock=s_lock,
         s_post=s_post,
-        sync=lock == LOCK_WRITE,
+        sync=sync,
     )
     return calls, stand_ins
 

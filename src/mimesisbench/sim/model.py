@@ -17,9 +17,13 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    free lock goes to whoever asks first, a woken waiter tries again ``wake_s`` after the release,
    and a reader waits behind a queued writer, as Java's ``ReentrantReadWriteLock``), and spends
    ``server_cpu_s * lock_share`` of CPU under it;
-4. a write then waits for the edit log's sync (``sync_s``; group commit: one sync at a time,
-   every write that joins while one runs goes in the next), and every call spends the rest of
-   its server CPU (audit log, the response) before its handler is free;
+4. a write's edit is synced (``sync_s``; group commit: one sync at a time, every write that joins
+   while one runs goes in the next; ``edit_syncs``: a create's answer waits for two, one after
+   the other, its ``create`` and its ``complete``), and every call spends the rest of its server
+   CPU (audit log, the response) before its handler is free. With ``async_edits`` (Hadoop 3's
+   default, ``dfs.namenode.edits.asynclogging``) the sync runs beside that work and the handler
+   goes on without waiting for it, the answer waits for both; without, the handler waits for
+   the sync first;
 5. the other half of the delay brings the answer back, and the client spends ``client_cpu_s / 2``
    receiving it. A client burst that starts while the client has had no other burst started or
    waiting for longer than ``client_spin_s`` adds ``client_wake_s`` (the client's thread had
@@ -67,6 +71,9 @@ class ServerSettings:
     fair: bool = True  # dfs.namenode.fslock.fair's default
     sync_s: float = 0.0002  # one edit-log sync (fsync of the edits file)
     wake_s: float = 0.00002  # a blocked handler thread's wake-up after a lock hand-over
+    # dfs.namenode.edits.asynclogging's default (Hadoop 3): a write's handler goes on once the
+    # edit is queued; its answer waits for the sync (False: the handler waits for it)
+    async_edits: bool = True
 
     def __post_init__(self) -> None:
         if self.handlers < 1:
@@ -110,6 +117,15 @@ class OpCost:
 def lock_kind(op: OpCode) -> int:
     """The namesystem lock an operation takes: exclusive when it changes the namespace."""
     return LOCK_WRITE if op_class(op) == "write" else LOCK_READ
+
+
+def edit_syncs(op: OpCode) -> int:
+    """How many edit-log syncs, one after the other, an operation's answer waits for: one per
+    logged RPC; a create is two (``create``, then ``complete``, each logged and synced before its
+    answer), every other write one, a read none."""
+    if op_class(op) != "write":
+        return 0
+    return 2 if op is OpCode.CREATE else 1
 
 
 #: the operation whose costs stand in for one the calibration did not measure, per class

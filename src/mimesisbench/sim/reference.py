@@ -164,6 +164,10 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
         busy["client"] -= 1
         client_last_end[0] = env.now
 
+    def syncs(count: int) -> SimProcess:
+        for _ in range(count):
+            yield log.join()
+
     def call(i: int) -> SimProcess:
         with slots.request() as slot:
             yield slot
@@ -199,10 +203,15 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
                     yield env.timeout(float(calls.stall[i]) * (1.0 - share))
                 elif kind != LOCK_NONE:
                     lock.release(kind)
-                if calls.sync[i]:
-                    yield log.join()
+                synced = None
+                if settings.async_edits and calls.sync[i]:  # the edit is queued: its syncs go on beside the handler
+                    synced = env.process(syncs(int(calls.sync[i])))
+                elif calls.sync[i]:  # the handler waits for them
+                    yield from syncs(int(calls.sync[i]))
                 yield from cpu(float(calls.s_post[i]), True)
                 busy["server"] -= 1
+            if synced is not None:  # the answer waits for them too
+                yield synced
             yield env.timeout(float(calls.net[i]) * 0.5)
             yield from client_cpu(float(calls.c_recv[i]), i)
             end[i] = env.now

@@ -69,7 +69,7 @@ class ServerSettings:
     cores: int = 2  # cores of the host the NameNode runs on (0: unlimited)
     colocated: bool = True  # the clients' CPU comes from the same cores
     fair: bool = True  # dfs.namenode.fslock.fair's default
-    sync_s: float = 0.0002  # one edit-log sync (fsync of the edits file)
+    sync_s: float = 0.0002  # one edit-log sync (fdatasync of the edits file)
     wake_s: float = 0.00002  # a blocked handler thread's wake-up after a lock hand-over
     # dfs.namenode.edits.asynclogging's default (Hadoop 3): a write's handler goes on once the
     # edit is queued; its answer waits for the sync (False: the handler waits for it)

@@ -8,13 +8,13 @@
 //! binary heap of (time, sequence) events; ties go in the order they were scheduled, as simpy's.
 //!
 //! One call's path: a client slot (at most `outstanding` in flight, FIFO) -> the client's send
-//! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it) ->
-//! the RPC call queue (FIFO) -> a handler (its wake-up CPU, when it was parked) -> the namesystem lock
+//! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it,
+//! spent beside the call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a handler (its wake-up CPU, when it was parked) -> the namesystem lock
 //! (read or write; fair or not) -> its CPU under the lock -> release -> for a write, the edit-log
 //! syncs (group commit: one sync at a time, every write that joined while one ran goes in the
-//! next; a create waits for two, one after the other) -> its CPU after the lock -> the handler is
-//! free -> the other half of the network delay ->
-//! the client's receive CPU -> done. With `async_edits` (Hadoop 3's asynchronous edit logging)
+//! next) -> its CPU after the lock -> the handler is free -> the other half of the network delay
+//! -> the client's receive CPU -> done, or, for a call of several RPCs (`rpcs`: a create's
+//! `create` then `complete`), the next RPC's send on the same slot. With `async_edits` (Hadoop 3's asynchronous edit logging)
 //! the syncs run beside the CPU after the lock, the handler does not wait for them, and the
 //! answer leaves once both are done. A call with a `stall` > 0 waits that long after its work under
 //! the lock when at least `cores` other bursts are waiting for a core then (twice as many threads
@@ -41,7 +41,6 @@ enum Step {
     Arrive,
     Sent,
     AtServer,
-    Awake,
     HandlerAwake,
     LockWork,
     Synced,
@@ -52,6 +51,7 @@ enum Step {
     SyncDone,
     StallHeld,
     Stalled,
+    Beside,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +96,7 @@ pub struct Calls<'a> {
     pub s_lock: &'a [f64],
     pub s_post: &'a [f64],
     pub sync: &'a [u8],
+    pub rpcs: &'a [u8],
 }
 
 #[derive(Clone, Copy)]
@@ -146,6 +147,8 @@ struct Sim<'a> {
     // the edit log: syncs each call still waits for; whether it is in one now; whether its
     // handler is done with it (asynchronous edit logging: the answer waits for both)
     syncs_left: Vec<u8>,
+    // passes through the NameNode each call still makes after this one (a create: two RPCs)
+    passes_left: Vec<u8>,
     in_sync: Vec<bool>,
     handler_done: Vec<bool>,
     syncing: bool,
@@ -157,6 +160,7 @@ impl<'a> Sim<'a> {
     fn new(calls: Calls<'a>, set: Settings) -> Self {
         let n = calls.arrive.len();
         let syncs_left = calls.sync.to_vec();
+        let passes_left = calls.rpcs.iter().map(|&r| r.max(1) - 1).collect();
         Sim {
             calls,
             set,
@@ -184,6 +188,7 @@ impl<'a> Sim<'a> {
             waking: false,
             asked_at: vec![0.0; n],
             syncs_left,
+            passes_left,
             in_sync: vec![false; n],
             handler_done: vec![false; n],
             syncing: false,
@@ -233,7 +238,7 @@ impl<'a> Sim<'a> {
         } else {
             self.readers += 1;
         }
-        self.wait_lock[call] = self.now - self.asked_at[call];
+        self.wait_lock[call] += self.now - self.asked_at[call];
         let d = self.calls.s_lock[call];
         self.cpu(call, d, Step::LockWork, true);
     }
@@ -300,7 +305,7 @@ impl<'a> Sim<'a> {
     fn woken(&mut self, call: usize) {
         if self.set.fair {
             // the lock was granted at hand-over
-            self.wait_lock[call] = self.now - self.asked_at[call];
+            self.wait_lock[call] += self.now - self.asked_at[call];
             let d = self.calls.s_lock[call];
             self.cpu(call, d, Step::LockWork, true);
             return;
@@ -401,7 +406,7 @@ impl<'a> Sim<'a> {
     fn enter_handler(&mut self, call: usize) {
         if self.handlers_free > 0 {
             self.handlers_free -= 1;
-            self.h_woke[call] = 1;
+            self.h_woke[call] += 1;
             let d = self.calls.h_wake[call];
             if d > 0.0 {
                 self.cpu(call, d, Step::HandlerAwake, true);
@@ -415,6 +420,11 @@ impl<'a> Sim<'a> {
 
     fn take_slot(&mut self, call: usize) {
         self.start[call] = self.now;
+        self.send(call);
+    }
+
+    /// The client sends an RPC of the call (its first, or the next of an operation of several).
+    fn send(&mut self, call: usize) {
         let d = self.calls.c_send[call] + self.client_wake(call);
         self.client_busy += 1;
         self.cpu(call, d, Step::Sent, false);
@@ -463,16 +473,16 @@ impl<'a> Sim<'a> {
                 self.at_server += 1;
                 if idle {
                     // the NameNode's threads had parked: the call that wakes them pays for it
-                    self.s_woke[call] = 1;
+                    self.s_woke[call] += 1;
                 }
                 let d = self.calls.s_wake[call];
                 if idle && d > 0.0 {
-                    self.cpu(call, d, Step::Awake, true);
-                } else {
-                    self.enter_handler(call);
+                    // spent by the NameNode's other threads (the reader, the responder, the edit
+                    // log's): it takes a core, the call does not wait for it
+                    self.cpu(call, d, Step::Beside, true);
                 }
+                self.enter_handler(call);
             }
-            Step::Awake => self.enter_handler(call),
             Step::HandlerAwake => self.ask_lock(call),
             Step::Woken => self.woken(call),
             Step::LockWork => {
@@ -506,6 +516,7 @@ impl<'a> Sim<'a> {
                 self.at(self.now + rest, call, Step::Stalled, false);
             }
             Step::Stalled => self.after_release(call),
+            Step::Beside => {} // a burst beside the call: only its core was to be freed
             Step::PostDone => {
                 self.at_server -= 1;
                 if let Some(next) = self.call_queue.pop_front() {
@@ -527,6 +538,14 @@ impl<'a> Sim<'a> {
             Step::Received => {
                 self.client_busy -= 1;
                 self.client_last_end = self.now;
+                if self.passes_left[call] > 0 {
+                    // the operation's next RPC (a create's complete), on the same slot
+                    self.passes_left[call] -= 1;
+                    self.syncs_left[call] = self.calls.sync[call];
+                    self.handler_done[call] = false;
+                    self.send(call);
+                    return;
+                }
                 self.end[call] = self.now;
                 if let Some(next) = self.slot_queue.pop_front() {
                     self.take_slot(next);
@@ -590,7 +609,7 @@ type Times<'py> = (
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, and the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's).
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, async_edits))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, async_edits))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -607,6 +626,7 @@ fn simulate_namenode<'py>(
     s_lock: PyReadonlyArray1<'py, f64>,
     s_post: PyReadonlyArray1<'py, f64>,
     sync: PyReadonlyArray1<'py, u8>,
+    rpcs: PyReadonlyArray1<'py, u8>,
     outstanding: usize,
     handlers: usize,
     cores: usize,
@@ -634,6 +654,7 @@ fn simulate_namenode<'py>(
         s_lock: slice(&s_lock, "s_lock", n)?,
         s_post: slice(&s_post, "s_post", n)?,
         sync: slice(&sync, "sync", n)?,
+        rpcs: slice(&rpcs, "rpcs", n)?,
     };
     if calls.arrive.windows(2).any(|w| !matches!(w[0].partial_cmp(&w[1]), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))) {
         return Err(PyValueError::new_err("simulate_namenode: arrive must be sorted and finite"));

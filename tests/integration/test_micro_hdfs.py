@@ -55,7 +55,7 @@ def test_jmx_sampler_reads_the_real_namenode_during_a_micro_run(local_hdfs: Loca
     sampler = JmxSampler(derived, interval_s=0.5, rpc_port=rpc_port_of(backend)).start()
     sampler.set_origin(time.time_ns())
     run_micro(MicroConfig(op="create", files=300, backend=backend, concurrency=16))
-    # Hadoop refreshes its beans once per metrics period (10 s), each bean on its own tick: sample
+    # Hadoop refreshes its beans once per metrics period (1 s on the managed cluster, 10 s by default), each bean on its own tick: sample
     # until NameNodeActivity shows the creates and RpcActivity the calls (a rate needs two of the
     # bean's refreshes; a condition, not a timing assertion). Waiting on the creates alone, a
     # loaded machine stopped before RpcActivity's second refresh and left its rates null

@@ -34,7 +34,7 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
         local_hdfs: LocalHdfs, base: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cal"
     code, stdout, err = run_cli(["simnn", "calibrate", "-b", base, "--hdfs-workdir", str(local_hdfs.workdir),
-                                 "--ops", "fileStatus,create", "-n", "1500", "--loads", "1,4,8", "--repeat", "2", "-o",
+                                 "--ops", "fileStatus,create", "-n", "1500", "--loads", "1,8,64", "--repeat", "2", "-o",
                                  str(out)],
                                 capsys)
     assert code == 0, err
@@ -42,6 +42,15 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
     assert set(cal.costs) == {OpCode.GETFILEINFO, OpCode.CREATE}
     assert cal.settings.handlers == 10 and cal.settings.fair and cal.settings.cores >= 1 and cal.settings.sync_s > 0
     assert cal.settings.async_edits  # Hadoop 3's default: the cluster's hdfs-site.xml does not turn it off
+    # the sync time is the NameNode's own, from its JMX: every create measurement saw its syncs
+    # (at least one a create: one client makes two per create, 3,000 in a batch of 1,500)
+    sync = cal.source["sync"]
+    assert sync["source"] == "namenode" and cal.settings.sync_s == sync["namenode_s"] > 0
+    assert sync["fdatasync_s"] > 0
+    seen = {(m["clients"], m["syncs"] > 0) for m in sync["measurements"] if m["op"] == "create"}
+    assert {c for c, _ in seen} == {1, 8, 64}
+    light = [m for m in sync["measurements"] if m["clients"] == 1]
+    assert all(m["syncs"] >= 1500 for m in light)
     for op, cost in cal.costs.items():
         assert cost.server_cpu_s > 0 and cost.client_cpu_s > 0, op
     fit = cal.source["fit"]
@@ -50,9 +59,9 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
         # the CPU alone already takes longer, no delay is left to fit)
         f, cost = fit[label], cal.costs[OpCode.GETFILEINFO if label == "getfileinfo" else OpCode.CREATE]
         assert cost.delay_s == 0 or f["light_fitted_mean_ms"] == pytest.approx(f["light_measured_mean_ms"], rel=0.05)
-        assert (f["light_clients"], f["middle_clients"], f["heavy_clients"]) == (1, 4, 8)
+        assert (f["light_clients"], f["middle_clients"], f["heavy_clients"]) == (1, 8, 64)
     micro = json.loads((out / "micro.json").read_text())
-    runs = [(op, t) for op in ("fileStatus", "create") for t in (1, 4, 8)]
+    runs = [(op, t) for op in ("fileStatus", "create") for t in (1, 8, 64)]
     assert [(m["op"], m["concurrency"]) for m in micro] == runs * 2  # two rounds
     assert cal.source["repeat"] == 2
     assert all(m["errors"] == 0 for m in micro)

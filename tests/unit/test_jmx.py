@@ -6,6 +6,7 @@ single-node HDFS (Hadoop 3.4.3) about 11 s apart with 300 creates and 300 getfil
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import threading
@@ -14,7 +15,7 @@ import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -89,9 +90,12 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def namenode() -> Iterator[FakeNameNode]:
-    server = FakeNameNode()
+_Server = TypeVar("_Server", bound=FakeNameNode)
+
+
+@contextlib.contextmanager
+def serving(server: _Server) -> Iterator[_Server]:
+    """The server answering from a thread of its own until the block ends."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -99,6 +103,12 @@ def namenode() -> Iterator[FakeNameNode]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def namenode() -> Iterator[FakeNameNode]:
+    with serving(FakeNameNode()) as server:
+        yield server
 
 
 def test_urls() -> None:

@@ -154,6 +154,14 @@ def test_simnn_show_prints_a_calibration(tmp_path: Path, capsys: pytest.CaptureF
     code, out, err = run_cli(["simnn", "show", str(cal.parent), "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["costs"]["create"]["server_cpu_s"] == pytest.approx(200e-6)
+    # the table form says where the sync time came from
+    data = json.loads(cal.read_text())
+    data["source"]["sync"] = {"source": "namenode", "namenode_s": 210e-6, "fdatasync_s": 90e-6}
+    data["settings"]["sync_s"] = 210e-6
+    cal.write_text(json.dumps(data))
+    code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
+    assert code == 0, err
+    assert "edit-log sync: 210 us, the NameNode's own" in out and "fdatasync from this host: 90 us" in out
 
 
 def test_an_experiment_sets_the_simulated_server_per_design_point(

@@ -120,16 +120,31 @@ def test_writes_share_edit_log_syncs(engine: str) -> None:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_create_waits_for_two_syncs_one_after_the_other(engine: str) -> None:
-    """A create's answer waits for its create and its complete to be synced: one create alone
-    waits 2 syncs; a mkdirs alone, 1. Ten creates at once: the first starts a sync alone (d), the
-    nine others join the next (d-2d); then the first's second sync runs 2d-3d, while the nine's
-    second ones join the one after it (3d-4d)."""
+    """A create is two RPCs, its create and, once that is answered, its complete, each synced
+    before its answer: one create alone waits 2 syncs; a mkdirs alone, 1. Ten creates at once:
+    the first starts a sync alone (d), the nine others join the next (d-2d); then the first's
+    complete joins the one after it (2d-3d), while the nine's completes join the fourth (3d-4d)."""
     d = 1e-3
     cal = Calibration({OpCode.CREATE: constant(0.0), WRITE: constant(0.0)}, settings(sync_s=d))
     alone = run([OpCode.CREATE, WRITE], np.array([0.0, 10 * d]), cal, 0, engine)
     np.testing.assert_allclose(alone.end - alone.start, [2 * d, d])
     ten = run([OpCode.CREATE] * 10, np.zeros(10), cal, 10, engine)
     assert sorted(ten.end.round(9).tolist()) == [3 * d] + [4 * d] * 9
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_create_s_complete_takes_the_lock_again_after_its_create_is_answered(engine: str) -> None:
+    """A create (200 us of work under the lock, 100 us for each of its RPCs; 1 ms syncs) at 0 and
+    a mkdirs (5 ms under the lock) at 150 us. The create holds the lock 0-100 us, its create RPC
+    is synced 100-1,100 us and answered; meanwhile the mkdirs took the lock at 150 us, so the
+    create's complete waits for it until 5,150 us, holds it to 5,250 us, and its sync joins the
+    one after the mkdirs' (5,150-6,150 us): 6,150-7,150 us. One pass with two syncs would have
+    ended at 2,200 us."""
+    d, s, m = 1e-3, 200e-6, 5e-3
+    cal = Calibration({OpCode.CREATE: constant(s), WRITE: constant(m)}, settings(sync_s=d))
+    times = run([OpCode.CREATE, WRITE], np.array([0.0, 150e-6]), cal, 0, engine)
+    np.testing.assert_allclose(times.end * 1e6, [7150, 6150])
+    np.testing.assert_allclose(times.lock_wait * 1e6, [5150 - 1100, 0], atol=1e-6)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -183,25 +198,31 @@ def test_cores_limit_cpu_and_a_colocated_client_shares_them(engine: str) -> None
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_call_that_finds_a_thread_parked_pays_its_wake_up(engine: str) -> None:
     """One client: every call finds the client, the NameNode and a handler idle, and pays the three
-    wake-ups (the send that follows a receive at once continues the client's work). A spin window
-    longer than the round trip: the client never parks after the first call. Many clients on one
-    handler: after the first call the NameNode is never idle and its handler never parked."""
+    wake-ups (the send that follows a receive at once continues the client's work). The client's
+    and the handler's are on its path; the NameNode's is spent beside it (its other threads'), so
+    the call waits for it only when it takes the core the call wants. A spin window longer than
+    the round trip: the client never parks after the first call. Many clients on one handler:
+    after the first call the NameNode is never idle and its handler never parked."""
     c, s, cw, sw, hw, d = 20e-6, 50e-6, 10e-6, 30e-6, 7e-6, 40e-6
     cost = OpCost(c, s, d, delay_sigma=0.0, cpu_cv=0.0, client_wake_s=cw, server_wake_s=sw, handler_wake_s=hw)
     cal = Calibration({READ: cost}, settings(handlers=1))
     one = run([READ] * 50, np.zeros(50), cal, 1, engine)
-    np.testing.assert_allclose(one.service[1:], c + s + cw + sw + hw + d)
-    assert one.service[0] == pytest.approx(c + s + 2 * cw + sw + hw + d)  # the very first send wakes the client too
+    np.testing.assert_allclose(one.service[1:], c + s + cw + hw + d)
+    assert one.service[0] == pytest.approx(c + s + 2 * cw + hw + d)  # the very first send wakes the client too
     assert one.client_wakes.tolist() == [2] + [1] * 49
     assert one.server_wakes.all() and one.handler_wakes.all()
+    # one core for the NameNode (the client's CPU elsewhere): its wake-up takes it first, and the
+    # handler's wake-up and work queue behind it
+    one_core = run([READ] * 50, np.zeros(50), cal.with_settings(cores=1), 1, engine)
+    np.testing.assert_allclose(one_core.service[1:], c + s + cw + sw + hw + d)
     spinning = run([READ] * 50, np.zeros(50), Calibration({READ: replace(cost, client_spin_s=1.0)}, cal.settings), 1,
                    engine)
-    np.testing.assert_allclose(spinning.service[1:], c + s + sw + hw + d)
+    np.testing.assert_allclose(spinning.service[1:], c + s + hw + d)
     assert spinning.client_wakes.tolist() == [1] + [0] * 49
     many = run([READ] * 200, np.zeros(200), cal, 20, engine)
     assert many.server_wakes.sum() == 1 and many.handler_wakes.sum() == 1
     # the handler is the bottleneck: after the first call, one call per s
-    assert many.end.max() == pytest.approx(sw + hw + 199 * s + (c + cw + s + d), rel=0.02)
+    assert many.end.max() == pytest.approx(hw + 199 * s + (c + cw + s + d), rel=0.02)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -100,6 +100,13 @@ def _show(data: dict, console: Console) -> None:
 
     settings = data["settings"]
     console.print("settings: " + "  ".join(f"{k} {v}" for k, v in settings.items()))
+    sync = (data.get("source") or {}).get("sync")
+    if isinstance(sync, dict):
+        how = ("the NameNode's own (its JMX), the median of the write measurements' means"
+               if sync.get("source") == "namenode" else "a write and fdatasync from this host (the NameNode's JMX showed none)")
+        probe = sync.get("fdatasync_s")
+        console.print(f"edit-log sync: {settings['sync_s'] * 1e6:.0f} us, {how}"
+                      + (f"; a write and fdatasync from this host: {probe * 1e6:.0f} us" if probe else ""))
     costs = Table(title="costs per operation (us)")
     for name in ("op", "client CPU", "client wake", "client spin", "NameNode CPU", "NameNode wake", "handler wake",
                  "delay", "stall", "stall p", "lock share"):

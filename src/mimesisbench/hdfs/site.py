@@ -156,6 +156,13 @@ def log4j_properties(layout: Layout, audit: bool = True) -> str:
     )
 
 
+#: Hadoop's metrics system: what JMX shows for its beans (``RpcActivity``, ``NameNodeActivity``...)
+#: is refreshed once per period, 10 s by default; every second here, so that a sampler and a
+#: calibration see a run's own counters shortly after it ends
+METRICS2_PERIOD_S = 1
+METRICS2_PROPERTIES = f"*.period={METRICS2_PERIOD_S}\n"
+
+
 def write_site_files(layout: Layout, ports: Ports, namenode_settings: Mapping[str, str], audit: bool = True) -> None:
     """(Re)write the configuration directory; called on every start so option changes apply."""
     layout.conf.mkdir(parents=True, exist_ok=True)
@@ -166,3 +173,4 @@ def write_site_files(layout: Layout, ports: Ports, namenode_settings: Mapping[st
         configuration_xml(hdfs_site(ports, layout, namenode_settings)), encoding="utf-8"
     )
     layout.log4j.write_text(log4j_properties(layout, audit), encoding="utf-8")
+    (layout.conf / "hadoop-metrics2.properties").write_text(METRICS2_PROPERTIES, encoding="utf-8")

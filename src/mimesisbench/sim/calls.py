@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import Calibration, OpCost, edit_syncs, lock_kind
+from mimesisbench.sim.model import Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ class Calls:
     lock: NDArray[np.uint8]
     s_lock: NDArray[np.float64]
     s_post: NDArray[np.float64]
-    sync: NDArray[np.uint8]  # edit-log syncs its answer waits for, one after the other
+    sync: NDArray[np.uint8]  # edit-log syncs each RPC's answer waits for, one after the other
+    rpcs: NDArray[np.uint8]  # RPCs of the operation, one after the other (each with the costs above)
 
     def __len__(self) -> int:
         return int(self.arrive.size)
@@ -67,6 +68,7 @@ def make_calls(
     net = np.empty(n)
     lock = np.empty(n, dtype=np.uint8)
     sync = np.empty(n, dtype=np.uint8)
+    rpcs = np.empty(n, dtype=np.uint8)
     s_lock = np.empty(n)
     s_post = np.empty(n)
     stand_ins: dict[str, str] = {}
@@ -77,9 +79,10 @@ def make_calls(
         if measured_on is not op:
             stand_ins[op.label] = measured_on.label
         rows = np.flatnonzero(inverse == k)
-        _fill(rng, cost, rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post))
+        _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post))
         lock[rows] = lock_kind(op)
         sync[rows] = edit_syncs(op)
+        rpcs[rows] = rpcs_of(op)
     calls = Calls(
         arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
         c_send=c_send,
@@ -94,26 +97,28 @@ def make_calls(
         s_lock=s_lock,
         s_post=s_post,
         sync=sync,
+        rpcs=rpcs,
     )
     return calls, stand_ins
 
 
 def _fill(
-    rng: np.random.Generator, cost: OpCost, rows: NDArray[np.intp], out: tuple[NDArray[np.float64], ...]
+    rng: np.random.Generator, cost: OpCost, rpcs: int, rows: NDArray[np.intp], out: tuple[NDArray[np.float64], ...]
 ) -> None:
     """Draw the calls ``rows`` of one operation into ``out`` (c_send, c_recv, c_wake, c_spin, s_wake,
-    h_wake, stall, net, s_lock, s_post)."""
+    h_wake, stall, net, s_lock, s_post): its work and delay split evenly over its ``rpcs`` RPCs,
+    each of which pays its own wake-ups and stall."""
     c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post = out
     m = rows.size
-    half = cost.client_cpu_s / 2
+    half = cost.client_cpu_s / 2 / rpcs
     c_send[rows] = _gamma(rng, half, cost.cpu_cv, m)
     c_recv[rows] = _gamma(rng, half, cost.cpu_cv, m)
-    net[rows] = cost.delay_s * np.exp(rng.normal(0.0, cost.delay_sigma, m)) if cost.delay_s > 0 else 0.0
+    net[rows] = cost.delay_s / rpcs * np.exp(rng.normal(0.0, cost.delay_sigma, m)) if cost.delay_s > 0 else 0.0
     c_wake[rows] = _gamma(rng, cost.client_wake_s, cost.cpu_cv, m)
     c_spin[rows] = cost.client_spin_s
     s_wake[rows] = _gamma(rng, cost.server_wake_s, cost.cpu_cv, m)
     h_wake[rows] = _gamma(rng, cost.handler_wake_s, cost.cpu_cv, m)
     stall[rows] = np.where(rng.random(m) < cost.stall_p, cost.stall_s, 0.0) if cost.stall_p > 0 else 0.0
-    server = _gamma(rng, cost.server_cpu_s, cost.cpu_cv, m)
+    server = _gamma(rng, cost.server_cpu_s / rpcs, cost.cpu_cv, m)
     s_lock[rows] = server * cost.lock_share
     s_post[rows] = server - s_lock[rows]

@@ -40,7 +40,7 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, engine
     if module is not None:
         start, end, wait, c_woke, s_woke, h_woke = module.simulate_namenode(
             calls.arrive, calls.c_send, calls.c_recv, calls.c_wake, calls.c_spin, calls.s_wake, calls.h_wake,
-            calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync,
+            calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync, calls.rpcs,
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
             async_edits=settings.async_edits,

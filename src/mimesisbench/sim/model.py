@@ -6,10 +6,12 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
 1. the client takes one of ``outstanding`` slots (a run's workers x lanes; micro's clients), in
    arrival order, and spends ``client_cpu_s / 2`` of CPU sending;
 2. half of the call's ``delay`` (network, the RPC reader: what is neither CPU nor a queue)
-   brings it to the NameNode; a call that finds no other call in the NameNode first spends
-   ``server_wake_s`` of CPU (its threads had gone idle: spinning, parking and waking them is
-   work that a busy server does not do per call); then it waits in the call queue (FIFO) for one
-   of ``handlers``; a call that finds a handler parked on the empty queue spends
+   brings it to the NameNode; a call that finds no other call in the NameNode sets its other
+   threads (the reader, the responder, the edit log's) spending ``server_wake_s`` of CPU beside
+   the call (they had gone idle: spinning, parking and waking them is work that a busy server
+   does not do per call; it takes a core, the call does not wait for it: at one client the
+   NameNode's CPU per operation and the client's together exceed the measured response); the
+   call waits in the call queue (FIFO) for one of ``handlers``; a call that finds a handler parked on the empty queue spends
    ``handler_wake_s`` waking it (one that a handler takes from the queue as it finishes another
    does not);
 3. the handler takes the namesystem lock, shared for a read, exclusive for a write (``fair``:
@@ -17,15 +19,16 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    free lock goes to whoever asks first, a woken waiter tries again ``wake_s`` after the release,
    and a reader waits behind a queued writer, as Java's ``ReentrantReadWriteLock``), and spends
    ``server_cpu_s * lock_share`` of CPU under it;
-4. a write's edit is synced (``sync_s``; group commit: one sync at a time, every write that joins
-   while one runs goes in the next; ``edit_syncs``: a create's answer waits for two, one after
-   the other, its ``create`` and its ``complete``), and every call spends the rest of its server
+4. a write's edit is synced (``sync_s``, as the NameNode times it; group commit: one sync at a
+   time, every write that joins while one runs goes in the next), and every call spends the rest of its server
    CPU (audit log, the response) before its handler is free. With ``async_edits`` (Hadoop 3's
    default, ``dfs.namenode.edits.asynclogging``) the sync runs beside that work and the handler
    goes on without waiting for it, the answer waits for both; without, the handler waits for
    the sync first;
 5. the other half of the delay brings the answer back, and the client spends ``client_cpu_s / 2``
-   receiving it. A client burst that starts while the client has had no other burst started or
+   receiving it. An operation of several RPCs (``rpcs_of``: a create is its ``create`` and,
+   once that is answered, its ``complete``) goes through 1-5 once per RPC on the same client
+   slot, each time with its share of the work and the delay, its own lock and sync. A client burst that starts while the client has had no other burst started or
    waiting for longer than ``client_spin_s`` adds ``client_wake_s`` (the client's thread had
    parked).
 
@@ -40,7 +43,8 @@ CPU bursts are gamma-distributed around their means (coefficient of variation ``
 delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
 
 An operation's costs (``OpCost``) are per operation of the replay, which may be more than one RPC
-(a create is ``create`` + ``complete``): they are measured so, per operation.
+(a create is ``create`` + ``complete``): they are measured so, per operation, and divided evenly
+between its RPCs when simulated (``sim.calls``).
 """
 
 from __future__ import annotations
@@ -120,11 +124,14 @@ def lock_kind(op: OpCode) -> int:
 
 
 def edit_syncs(op: OpCode) -> int:
-    """How many edit-log syncs, one after the other, an operation's answer waits for: one per
-    logged RPC; a create is two (``create``, then ``complete``, each logged and synced before its
-    answer), every other write one, a read none."""
-    if op_class(op) != "write":
-        return 0
+    """How many edit-log syncs each RPC of an operation waits for: a write's one (a create's
+    ``create`` and ``complete`` each one, ``rpcs_of``), a read's none."""
+    return 1 if op_class(op) == "write" else 0
+
+
+def rpcs_of(op: OpCode) -> int:
+    """RPCs an operation of the replay makes, one after the other: a create is two (``create``,
+    then ``complete`` once its answer is back), every other one."""
     return 2 if op is OpCode.CREATE else 1
 
 

@@ -168,52 +168,57 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
         for _ in range(count):
             yield log.join()
 
+    def rpc(i: int) -> SimProcess:
+        """One RPC of call ``i``: from the client's send to its receive."""
+        yield from client_cpu(float(calls.c_send[i]), i)
+        yield env.timeout(float(calls.net[i]) * 0.5)
+        idle = busy["server"] == 0
+        busy["server"] += 1
+        if idle:
+            s_woke[i] += 1
+            if calls.s_wake[i] > 0:  # spent by the NameNode's other threads: beside the call
+                env.process(cpu(float(calls.s_wake[i]), True))
+        parked = handlers.count < handlers.capacity and not handlers.queue  # a handler waits for calls
+        with handlers.request() as handler:
+            yield handler
+            if parked:
+                h_woke[i] += 1
+                if calls.h_wake[i] > 0:
+                    yield from cpu(float(calls.h_wake[i]), True)
+            kind = int(calls.lock[i])
+            asked = env.now
+            if kind != LOCK_NONE:
+                yield lock.acquire(kind)
+            wait[i] += env.now - asked
+            yield from cpu(float(calls.s_lock[i]), True)
+            # descheduled (twice as many bursts runnable as cores), with then without the lock
+            if calls.stall[i] > 0 and len(cores.queue) >= max(1, settings.cores):
+                held, after = float(calls.s_lock[i]), float(calls.s_post[i])
+                share = held / (held + after) if held + after > 0 else 0.5
+                yield env.timeout(float(calls.stall[i]) * share)
+                if kind != LOCK_NONE:
+                    lock.release(kind)
+                yield env.timeout(float(calls.stall[i]) * (1.0 - share))
+            elif kind != LOCK_NONE:
+                lock.release(kind)
+            synced = None
+            if settings.async_edits and calls.sync[i]:  # the edit is queued: its syncs go on beside the handler
+                synced = env.process(syncs(int(calls.sync[i])))
+            elif calls.sync[i]:  # the handler waits for them
+                yield from syncs(int(calls.sync[i]))
+            yield from cpu(float(calls.s_post[i]), True)
+            busy["server"] -= 1
+        if synced is not None:  # the answer waits for them too
+            yield synced
+        yield env.timeout(float(calls.net[i]) * 0.5)
+        yield from client_cpu(float(calls.c_recv[i]), i)
+
     def call(i: int) -> SimProcess:
         with slots.request() as slot:
             yield slot
             start[i] = env.now
-            yield from client_cpu(float(calls.c_send[i]), i)
-            yield env.timeout(float(calls.net[i]) * 0.5)
-            idle = busy["server"] == 0
-            busy["server"] += 1
-            if idle:
-                s_woke[i] = 1
-                if calls.s_wake[i] > 0:
-                    yield from cpu(float(calls.s_wake[i]), True)
-            parked = handlers.count < handlers.capacity and not handlers.queue  # a handler waits for calls
-            with handlers.request() as handler:
-                yield handler
-                if parked:
-                    h_woke[i] = 1
-                    if calls.h_wake[i] > 0:
-                        yield from cpu(float(calls.h_wake[i]), True)
-                kind = int(calls.lock[i])
-                asked = env.now
-                if kind != LOCK_NONE:
-                    yield lock.acquire(kind)
-                wait[i] = env.now - asked
-                yield from cpu(float(calls.s_lock[i]), True)
-                # descheduled (twice as many bursts runnable as cores), with then without the lock
-                if calls.stall[i] > 0 and len(cores.queue) >= max(1, settings.cores):
-                    held, after = float(calls.s_lock[i]), float(calls.s_post[i])
-                    share = held / (held + after) if held + after > 0 else 0.5
-                    yield env.timeout(float(calls.stall[i]) * share)
-                    if kind != LOCK_NONE:
-                        lock.release(kind)
-                    yield env.timeout(float(calls.stall[i]) * (1.0 - share))
-                elif kind != LOCK_NONE:
-                    lock.release(kind)
-                synced = None
-                if settings.async_edits and calls.sync[i]:  # the edit is queued: its syncs go on beside the handler
-                    synced = env.process(syncs(int(calls.sync[i])))
-                elif calls.sync[i]:  # the handler waits for them
-                    yield from syncs(int(calls.sync[i]))
-                yield from cpu(float(calls.s_post[i]), True)
-                busy["server"] -= 1
-            if synced is not None:  # the answer waits for them too
-                yield synced
-            yield env.timeout(float(calls.net[i]) * 0.5)
-            yield from client_cpu(float(calls.c_recv[i]), i)
+            for _ in range(max(1, int(calls.rpcs[i]))):  # a create's complete once its create is back
+                yield from rpc(i)
             end[i] = env.now
 
     def arrivals() -> SimProcess:

@@ -7,16 +7,20 @@ round, each figure the median of its runs: the client's CPU per operation (this
 process), the NameNode's (its process, over the same batch), the host's (every core's busy time:
 what neither process accounts for, the kernel's network work above all, is counted with the
 NameNode's), throughput and latency. The managed cluster's own settings (handlers, lock fairness, from
-its ``hdfs-site.xml``), the host's cores and the edit-log sync time (fsyncs of a small file
-appended to, in the cluster's working directory, on the file system of its edits) become the
-simulated server's settings. ``sim.fit`` then fits each operation's costs to its three loads; the
+its ``hdfs-site.xml``), the host's cores and the edit-log sync time become the simulated server's
+settings. The sync time is the NameNode's own (``monitoring.edit_log``: its ``NameNodeActivity``
+bean times every sync; the median over the write measurements of each one's mean); where its JMX
+servlet shows none, a 128-byte write and ``fdatasync`` in the cluster's working directory, on the
+file system of its edits (``sync_seconds``), which misses the edit-log thread's wake-up after the
+I/O: 80-120 us here, where the NameNode timed 160-240. ``sim.fit`` then fits each operation's costs to its three loads; the
 result is written as ``calibration.json`` in the output directory, with the measurements.
 
 ``merge_calibrations`` (``mimesisbench simnn merge``) fits one calibration to several: each
 measurement the median of theirs. Calibrations made on fresh clusters an hour apart differ by more
 than one calibration's rounds do (a fresh JVM compiles differently each time), and the simulated
 server's predictions with them (docs/simnn.md: two sessions' calibrations predicted the same run
-36 % and 4 % fast; merged, sessions 4-6's runs came out within 14.6 % on average).
+36 % and 4 % fast; merged, sessions 7-9's runs came out within 18.6 % on average, against 25.9 %
+with each alone).
 """
 
 from __future__ import annotations
@@ -38,14 +42,18 @@ from mimesisbench.hdfs.site import Layout
 from mimesisbench.hdfs.state import managed_state
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
+from mimesisbench.monitoring.edit_log import REFRESH_WAIT_S, SyncWatch
+from mimesisbench.monitoring.jmx import managed_jmx_url
 from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.run.probes import daemon_cpu_s
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate
-from mimesisbench.sim.model import Calibration, ServerSettings
+from mimesisbench.sim.model import Calibration, ServerSettings, edit_syncs
 
 DEFAULT_OPS = ("fileStatus", "open", "listStatus", "create", "mkdirs", "rename", "delete")
 SYNC_SAMPLES = 200
+#: a measurement's syncs, as the NameNode timed them, count when there are at least this many
+MIN_SYNCS = 100
 
 
 def site_settings(layout: Layout) -> dict[str, str]:
@@ -95,6 +103,14 @@ def sync_seconds(directory: Path, samples: int = SYNC_SAMPLES) -> float:
     return float(np.median(times))
 
 
+def namenode_sync_s(per_measurement: list[dict[str, Any]]) -> float | None:
+    """The edit-log sync time as the NameNode timed it: the median over the write measurements
+    of each one's mean (each load counts once; the mean over every sync would be the light
+    loads', which sync most often and on the idlest host), None when none saw ``MIN_SYNCS``."""
+    means = [m["mean_s"] for m in per_measurement if m["syncs"] >= MIN_SYNCS]
+    return float(np.median(means)) if means else None
+
+
 def measure_and_fit(
     backend_url: str,
     hdfs_workdir: str,
@@ -131,8 +147,14 @@ def measure_and_fit(
         colocated=True,
         fair=site.get("dfs.namenode.fslock.fair", "true").lower() != "false",
         async_edits=site.get("dfs.namenode.edits.asynclogging", "true").lower() != "false",
-        sync_s=sync_seconds(layout.workdir),
     )
+    # the sync as the NameNode times it (JMX, below), and as this process can make it: a 128-byte
+    # write and fdatasync, the fallback. The NameNode's is what its edit log waits for (the flush
+    # and its thread's wake-up after the I/O): 160-240 us here where the probe took 80-120
+    fdatasync_s = sync_seconds(layout.workdir)
+    jmx_url = managed_jmx_url(backend_url, layout.workdir)
+    watch = SyncWatch(jmx_url) if jmx_url is not None else None
+    syncs_seen: list[dict[str, Any]] = []
 
     host_readings: list[float] = []
 
@@ -151,7 +173,13 @@ def measure_and_fit(
         ).to_json()
 
     def measure(op: str, clients: int, tag: str) -> OpMeasurement:
+        if watch is not None:
+            watch.take()  # what came before this measurement is not its own
         result = micro(op, clients, tag)
+        if watch is not None and edit_syncs(OPERATIONS[op]):
+            totals = watch.take(REFRESH_WAIT_S)
+            if totals.mean_s is not None:
+                syncs_seen.append({"op": op, "clients": clients, "syncs": totals.syncs, "mean_s": totals.mean_s})
         lat = result["latency_ms"]
         server = result.get("server_cpu_us_per_op")
         client_cpu = result.get("client_cpu_us_per_op")
@@ -179,8 +207,16 @@ def measure_and_fit(
     raw: list[dict[str, Any]] = []
     # each (operation, load) measured `repeat` times, round after round, and the median of each
     # figure kept: one batch on a shared machine can be a third off the next
-    rounds = [[[measure(op, clients, f"{r}-{i}") for clients in loads] for i, op in enumerate(ops)]
-              for r in range(repeat)]
+    if watch is not None:
+        watch.start()
+    try:
+        rounds = [[[measure(op, clients, f"{r}-{i}") for clients in loads] for i, op in enumerate(ops)]
+                  for r in range(repeat)]
+    finally:
+        if watch is not None:
+            watch.stop()
+    measured_sync = namenode_sync_s(syncs_seen)
+    settings = replace(settings, sync_s=measured_sync if measured_sync is not None else fdatasync_s)
 
     def median_at(i: int, k: int) -> OpMeasurement:
         return median_measurement([rounds[r][i][k] for r in range(repeat)])
@@ -198,6 +234,9 @@ def measure_and_fit(
         "versions": versions(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "measurements": [{**asdict(m), "op": m.op.label} for m in measurements],
+        "sync": {"source": "namenode" if measured_sync is not None else "fdatasync", "namenode_s": measured_sync,
+                 "fdatasync_s": fdatasync_s, "jmx": jmx_url, "jmx_failures": watch.failures if watch else None,
+                 "measurements": syncs_seen},
     }
     calibration, _ = calibrate(triples, settings, source, lock_share=lock_share)
     return calibration, raw

@@ -27,7 +27,9 @@ prediction and its error against the median. With ``--keep-calibration DIR`` it 
 calibration measurements fitted again with the current code, every kept row predicted again (the
 schedules generated again from the same seed) and compared with what was measured then; a summary
 per DIR (mean absolute error, rows within 15 %, the mean signed error of the as-fast-as-possible
-runs). How a change of the model is judged on several calibrations in seconds, rather than on one
+runs), and its noise floor: how far the calibration's own loads measured again minutes later are
+from its measurements of them (a session whose floor is far off measured a machine whose speed
+moved; no model predicts that). How a change of the model is judged on several calibrations in seconds, rather than on one
 validation of several minutes whose calibration noise alone moves the mixes' predictions by 20 %.
 """
 
@@ -206,7 +208,8 @@ def score(dirs: list[Path]) -> None:
         for n, kept in enumerate(dirs):
             kept_cal = Calibration.load(kept / "calibration.json")
             validation = json.loads((kept / "validation.json").read_text())
-            loads = load_triples(kept, calibration_measurements(kept, kept_cal))
+            measured = calibration_measurements(kept, kept_cal)
+            loads = load_triples(kept, measured)
             # the settings it measured; the lock hand-over's wake-up is not measured: today's default
             settings = replace(kept_cal.settings, wake_s=ServerSettings().wake_s)
             cal, _ = calibrate(loads, settings, dict(kept_cal.source))
@@ -215,6 +218,7 @@ def score(dirs: list[Path]) -> None:
             cal.write(cal_dir / "calibration.json")
             print(f"# {kept}: refitted with the current model", flush=True)
             errors: list[tuple[bool, list[float]]] = []
+            drift: list[float] = []  # the calibration's own loads measured again, against themselves
             for row in validation["rows"]:
                 fair = bool(row["fair"])
                 if "schedule" in row:
@@ -228,6 +232,10 @@ def score(dirs: list[Path]) -> None:
                 med = row["measured"]
                 err = [(p - m) / m * 100 for p, m in zip(pred, med, strict=True)]
                 errors.append(("schedule" in row, err))
+                if str(row.get("what", "")).startswith("again:"):
+                    then = measured[({"fileStatus": OpCode.GETFILEINFO, "create": OpCode.CREATE}[row["op"]],
+                                     int(row["clients"]))].ops_per_s
+                    drift.append(abs(med[0] - then) / then * 100)
                 print(f"{what:40s} ops/s {med[0]:9,.0f} -> {pred[0]:9,.0f} ({err[0]:+6.1f} %)   p50 {err[1]:+6.1f} %"
                       f"   p99 {err[2]:+6.1f} %", flush=True)
             for label, chosen in (("all rows", errors), ("runs as fast as possible", [e for e in errors if e[0]])):
@@ -236,6 +244,9 @@ def score(dirs: list[Path]) -> None:
                 print(f"# {label}: throughput mean |error| {np.mean(thr):.1f} % (within 15 %: {sum(t <= 15 for t in thr)}"
                       f"/{len(thr)}; mean signed {np.mean([e[0] for _, e in chosen]):+.1f} %), p99 mean |error| "
                       f"{np.mean(p99):.1f} % (within 15 %: {sum(t <= 15 for t in p99)}/{len(p99)})", flush=True)
+            if drift:  # what a perfect model would miss by on this machine that session
+                print(f"# noise floor: the calibration's loads measured again differ from its own measurements "
+                      f"by {np.mean(drift):.1f} % on average, {max(drift):.1f} % at most", flush=True)
 
 
 def main() -> None:

@@ -9,17 +9,18 @@
 //!
 //! One call's path: a client slot (at most `outstanding` in flight, FIFO) -> the client's send
 //! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it,
-//! spent beside the call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a handler (its wake-up CPU, when it was parked) -> the namesystem lock
-//! (read or write; fair or not) -> its CPU under the lock -> release -> for a write, the edit-log
-//! syncs (group commit: one sync at a time, every write that joined while one ran goes in the
-//! next) -> its CPU after the lock -> the handler is free -> the other half of the network delay
-//! -> the client's receive CPU -> done, or, for a call of several RPCs (`rpcs`: a create's
-//! `create` then `complete`), the next RPC's send on the same slot. With `async_edits` (Hadoop 3's asynchronous edit logging)
-//! the syncs run beside the CPU after the lock, the handler does not wait for them, and the
-//! answer leaves once both are done. A call with a `stall` > 0 waits that long after its work under
-//! the lock when at least `cores` other bursts are waiting for a core then (twice as many threads
-//! runnable as cores: its handler descheduled): with the lock
-//! held for the share of the stall that its work under the lock has of its NameNode work, then
+//! spent beside the call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a
+//! handler (its wake-up CPU, when it was parked) -> the namesystem lock (read or write; fair or
+//! not) -> its CPU under the lock -> release -> for a write, the edit-log syncs (group commit:
+//! one sync at a time, every write that joined while one ran goes in the next) -> its CPU after
+//! the lock -> the handler is free -> the other half of the network delay -> the client's
+//! receive CPU -> done, or, for a call of several RPCs (`rpcs`: a create's `create` then
+//! `complete`), the next RPC's send on the same slot. With `async_edits` (Hadoop 3's
+//! asynchronous edit logging) the syncs run beside the CPU after the lock, the handler does not
+//! wait for them, and the answer leaves once both are done. A call with a `stall` > 0 waits that
+//! long after its work under the lock when at least `cores` other bursts are waiting for a core
+//! then (twice as many threads runnable as cores: its handler descheduled): with the lock held
+//! for the share of the stall that its work under the lock has of its NameNode work, then
 //! without it. A client burst that starts while the client has no other burst started or waiting
 //! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
 //! client's bursts only when `colocated` (else they are pure delays).
@@ -472,7 +473,7 @@ impl<'a> Sim<'a> {
                 let idle = self.at_server == 0;
                 self.at_server += 1;
                 if idle {
-                    // the NameNode's threads had parked: the call that wakes them pays for it
+                    // the NameNode's threads had parked: waking them is this call's cost
                     self.s_woke[call] += 1;
                 }
                 let d = self.calls.s_wake[call];

@@ -103,7 +103,8 @@ def _show(data: dict, console: Console) -> None:
     sync = (data.get("source") or {}).get("sync")
     if isinstance(sync, dict):
         how = ("the NameNode's own (its JMX), the median of the write measurements' means"
-               if sync.get("source") == "namenode" else "a write and fdatasync from this host (the NameNode's JMX showed none)")
+               if sync.get("source") == "namenode"
+               else "a write and fdatasync from this host (the NameNode's JMX showed none)")
         probe = sync.get("fdatasync_s")
         console.print(f"edit-log sync: {settings['sync_s'] * 1e6:.0f} us, {how}"
                       + (f"; a write and fdatasync from this host: {probe * 1e6:.0f} us" if probe else ""))

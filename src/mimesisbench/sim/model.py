@@ -11,26 +11,26 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    the call (they had gone idle: spinning, parking and waking them is work that a busy server
    does not do per call; it takes a core, the call does not wait for it: at one client the
    NameNode's CPU per operation and the client's together exceed the measured response); the
-   call waits in the call queue (FIFO) for one of ``handlers``; a call that finds a handler parked on the empty queue spends
-   ``handler_wake_s`` waking it (one that a handler takes from the queue as it finishes another
-   does not);
+   call waits in the call queue (FIFO) for one of ``handlers``; a call that finds a handler
+   parked on the empty queue spends ``handler_wake_s`` waking it (one that a handler takes from
+   the queue as it finishes another does not);
 3. the handler takes the namesystem lock, shared for a read, exclusive for a write (``fair``:
    a FIFO hand-over, each waiter starting ``wake_s`` after it is handed the lock; not fair: a
    free lock goes to whoever asks first, a woken waiter tries again ``wake_s`` after the release,
    and a reader waits behind a queued writer, as Java's ``ReentrantReadWriteLock``), and spends
    ``server_cpu_s * lock_share`` of CPU under it;
 4. a write's edit is synced (``sync_s``, as the NameNode times it; group commit: one sync at a
-   time, every write that joins while one runs goes in the next), and every call spends the rest of its server
-   CPU (audit log, the response) before its handler is free. With ``async_edits`` (Hadoop 3's
+   time, every write that joins while one runs goes in the next), and every call spends the rest
+   of its server CPU (audit log, the response) before its handler is free. With ``async_edits`` (Hadoop 3's
    default, ``dfs.namenode.edits.asynclogging``) the sync runs beside that work and the handler
    goes on without waiting for it, the answer waits for both; without, the handler waits for
    the sync first;
 5. the other half of the delay brings the answer back, and the client spends ``client_cpu_s / 2``
    receiving it. An operation of several RPCs (``rpcs_of``: a create is its ``create`` and,
    once that is answered, its ``complete``) goes through 1-5 once per RPC on the same client
-   slot, each time with its share of the work and the delay, its own lock and sync. A client burst that starts while the client has had no other burst started or
-   waiting for longer than ``client_spin_s`` adds ``client_wake_s`` (the client's thread had
-   parked).
+   slot, each time with its share of the work and the delay, its own lock and sync. A client
+   burst that starts while the client has had no other burst started or waiting for longer than
+   ``client_spin_s`` adds ``client_wake_s`` (the client's thread had parked).
 
 Every CPU burst takes one of ``cores`` cores (FIFO; 0: unlimited); the client's only when
 ``colocated`` (the client on the server's host, as on one machine), else they are pure delays.

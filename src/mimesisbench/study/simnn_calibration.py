@@ -12,8 +12,9 @@ settings. The sync time is the NameNode's own (``monitoring.edit_log``: its ``Na
 bean times every sync; the median over the write measurements of each one's mean); where its JMX
 servlet shows none, a 128-byte write and ``fdatasync`` in the cluster's working directory, on the
 file system of its edits (``sync_seconds``), which misses the edit-log thread's wake-up after the
-I/O: 80-120 us here, where the NameNode timed 160-240. ``sim.fit`` then fits each operation's costs to its three loads; the
-result is written as ``calibration.json`` in the output directory, with the measurements.
+I/O: 80-120 us here, where the NameNode timed 160-240. ``sim.fit`` then fits each operation's
+costs to its three loads; the result is written as ``calibration.json`` in the output directory,
+with the measurements.
 
 ``merge_calibrations`` (``mimesisbench simnn merge``) fits one calibration to several: each
 measurement the median of theirs. Calibrations made on fresh clusters an hour apart differ by more

@@ -53,10 +53,16 @@ def mark(marks: list[Counts], pid: int) -> float:
     return marks[-1][2]
 
 
-def line(what: str, ops_per_s: float, operations: int, before: Counts, after: Counts) -> str:
+def line(what: str, ops_per_s: float, cpu_us: float, voluntary: float, involuntary: float) -> str:
+    """One printed figure: throughput, then the NameNode's CPU and switches per operation."""
+    return (f"{what:34s} {ops_per_s:9,.0f} ops/s   NameNode {cpu_us:6.1f} us/op   "
+            f"voluntary switches {voluntary:5.2f}/op   involuntary {involuntary:5.2f}/op")
+
+
+def micro_line(what: str, ops_per_s: float, operations: int, before: Counts, after: Counts) -> str:
     n = max(operations, 1)
-    return (f"{what:34s} {ops_per_s:9,.0f} ops/s   NameNode {(after[2] - before[2]) / n * 1e6:6.1f} us/op   "
-            f"voluntary switches {(after[0] - before[0]) / n:5.2f}/op   involuntary {(after[1] - before[1]) / n:5.2f}/op")
+    return line(what, ops_per_s, (after[2] - before[2]) / n * 1e6, (after[0] - before[0]) / n,
+                (after[1] - before[1]) / n)
 
 
 def main() -> None:
@@ -84,18 +90,17 @@ def main() -> None:
                         result = run_micro(MicroConfig(op=op, files=a.files, backend=f"{cluster.url}/m{r}-{op}-{clients}",
                                                        concurrency=clients),
                                            server_cpu=partial(mark, marks, pid)).to_json()
-                        print(line(f"{lock} micro {op} x {clients}", float(result["ops_per_s"]), a.files, *marks),
-                              flush=True)
+                        print(micro_line(f"{lock} micro {op} x {clients}", float(result["ops_per_s"]), a.files,
+                                         *marks), flush=True)
                     for name, schedule in schedules.items():
                         out = work / "runs" / f"{lock}-{name[:5]}-{r}"
                         cli(["run", str(schedule), "-b", f"{cluster.url}/{lock}-{name[:5]}-{r}", "--concurrency", "32",
                              "--as-fast-as-possible", "--out", str(out), "-q", "--hdfs-workdir", str(hdfs_work / "hdfs")])
                         summary = json.loads((next(out.iterdir()) / "summary.json").read_text())
                         nn = summary["cost"]["server"]["namenode"]
-                        print(f"{lock + ' ' + name + ', as fast as possible':34s} {summary['throughput_ops_per_s']:9,.0f} "
-                              f"ops/s   NameNode {nn['cpu_us_per_op']:6.1f} us/op   voluntary switches "
-                              f"{nn['voluntary_switches_per_op']:5.2f}/op   involuntary "
-                              f"{nn['involuntary_switches_per_op']:5.2f}/op", flush=True)
+                        print(line(f"{lock} {name}, as fast as possible", summary["throughput_ops_per_s"],
+                                   nn["cpu_us_per_op"], nn["voluntary_switches_per_op"],
+                                   nn["involuntary_switches_per_op"]), flush=True)
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ pub struct Calls<'a> {
     pub lock: &'a [u8],
     pub s_lock: &'a [f64],
     pub s_post: &'a [f64],
-    pub sync: &'a [u8],
+    pub sync: &'a [u8], // not 0: a write's RPC, whose answer waits for an edit-log sync
     pub rpcs: &'a [u8],
 }
 
@@ -145,9 +145,8 @@ struct Sim<'a> {
     lock_queue: VecDeque<usize>,
     waking: bool, // the queue's head was woken and is on its way (its wake event is pending)
     asked_at: Vec<f64>,
-    // the edit log: syncs each call still waits for; whether it is in one now; whether its
-    // handler is done with it (asynchronous edit logging: the answer waits for both)
-    syncs_left: Vec<u8>,
+    // the edit log: whether a call is in a sync now; whether its handler is done with it
+    // (asynchronous edit logging: the answer waits for both)
     // passes through the NameNode each call still makes after this one (a create: two RPCs)
     passes_left: Vec<u8>,
     in_sync: Vec<bool>,
@@ -160,7 +159,6 @@ struct Sim<'a> {
 impl<'a> Sim<'a> {
     fn new(calls: Calls<'a>, set: Settings) -> Self {
         let n = calls.arrive.len();
-        let syncs_left = calls.sync.to_vec();
         let passes_left = calls.rpcs.iter().map(|&r| r.max(1) - 1).collect();
         Sim {
             calls,
@@ -188,7 +186,6 @@ impl<'a> Sim<'a> {
             lock_queue: VecDeque::new(),
             waking: false,
             asked_at: vec![0.0; n],
-            syncs_left,
             passes_left,
             in_sync: vec![false; n],
             handler_done: vec![false; n],
@@ -362,12 +359,11 @@ impl<'a> Sim<'a> {
         self.cpu(call, d, Step::PostDone, true);
     }
 
-    /// The call joins the edit log's next sync if its answer waits for one more; false if not.
+    /// The call joins the edit log's next sync if it is a write's RPC; false if not.
     fn next_sync(&mut self, call: usize) -> bool {
-        if self.syncs_left[call] == 0 {
+        if self.calls.sync[call] == 0 {
             return false;
         }
-        self.syncs_left[call] -= 1;
         self.join_sync(call);
         true
     }
@@ -499,9 +495,7 @@ impl<'a> Sim<'a> {
             }
             Step::Synced => {
                 self.in_sync[call] = false;
-                if self.next_sync(call) {
-                    // it waits for another (a create's second RPC, complete, is logged too)
-                } else if self.set.async_edits {
+                if self.set.async_edits {
                     if self.handler_done[call] {
                         self.answer(call);
                     } // else its handler answers when done
@@ -542,7 +536,6 @@ impl<'a> Sim<'a> {
                 if self.passes_left[call] > 0 {
                     // the operation's next RPC (a create's complete), on the same slot
                     self.passes_left[call] -= 1;
-                    self.syncs_left[call] = self.calls.sync[call];
                     self.handler_done[call] = false;
                     self.send(call);
                     return;

@@ -8,8 +8,8 @@ the run's start barrier) and one ``jmx_*`` column per metric; ``write(run_dir)``
 
 Counters (``kind="counter"``) become rates (``..._per_s``). Hadoop's metrics system refreshes
 what JMX shows for its beans only about once per metrics period (10 s by default, 1 s on the
-cluster ``hdfs up`` manages; ``*.period`` in ``hadoop-metrics2.properties``), so a counter stays flat for several samples and then jumps.
-The rate is therefore computed between *refreshes* of its bean (samples where any of the bean's
+cluster ``hdfs up`` manages; ``*.period`` in ``hadoop-metrics2.properties``), so a counter stays
+flat for several samples and then jumps. The rate is therefore computed between *refreshes* of its bean (samples where any of the bean's
 values changed) and spread evenly over the samples of that window: an average over at least one
 period (longer after an idle stretch), and null after the last refresh. ``java.lang`` beans
 (heap, GC) are live: a rate per sample. Gauges are reported as sampled.

@@ -33,7 +33,7 @@ class Calls:
     lock: NDArray[np.uint8]
     s_lock: NDArray[np.float64]
     s_post: NDArray[np.float64]
-    sync: NDArray[np.uint8]  # edit-log syncs each RPC's answer waits for, one after the other
+    sync: NDArray[np.uint8]  # 1: a write, each of whose RPCs waits for an edit-log sync (0: a read)
     rpcs: NDArray[np.uint8]  # RPCs of the operation, one after the other (each with the costs above)
 
     def __len__(self) -> int:

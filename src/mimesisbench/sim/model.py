@@ -125,7 +125,7 @@ def lock_kind(op: OpCode) -> int:
 
 def edit_syncs(op: OpCode) -> int:
     """How many edit-log syncs each RPC of an operation waits for: a write's one (a create's
-    ``create`` and ``complete`` each one, ``rpcs_of``), a read's none."""
+    ``create`` and ``complete`` each theirs, ``rpcs_of``), a read's none."""
     return 1 if op_class(op) == "write" else 0
 
 

@@ -164,10 +164,6 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
         busy["client"] -= 1
         client_last_end[0] = env.now
 
-    def syncs(count: int) -> SimProcess:
-        for _ in range(count):
-            yield log.join()
-
     def rpc(i: int) -> SimProcess:
         """One RPC of call ``i``: from the client's send to its receive."""
         yield from client_cpu(float(calls.c_send[i]), i)
@@ -202,13 +198,13 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
             elif kind != LOCK_NONE:
                 lock.release(kind)
             synced = None
-            if settings.async_edits and calls.sync[i]:  # the edit is queued: its syncs go on beside the handler
-                synced = env.process(syncs(int(calls.sync[i])))
-            elif calls.sync[i]:  # the handler waits for them
-                yield from syncs(int(calls.sync[i]))
+            if settings.async_edits and calls.sync[i]:  # the edit is queued: its sync goes on beside the handler
+                synced = log.join()
+            elif calls.sync[i]:  # the handler waits for it
+                yield log.join()
             yield from cpu(float(calls.s_post[i]), True)
             busy["server"] -= 1
-        if synced is not None:  # the answer waits for them too
+        if synced is not None:  # the answer waits for it too
             yield synced
         yield env.timeout(float(calls.net[i]) * 0.5)
         yield from client_cpu(float(calls.c_recv[i]), i)

@@ -210,8 +210,9 @@ def score(dirs: list[Path]) -> None:
             validation = json.loads((kept / "validation.json").read_text())
             measured = calibration_measurements(kept, kept_cal)
             loads = load_triples(kept, measured)
-            # the settings it measured; the lock hand-over's wake-up is not measured: today's default
-            settings = replace(kept_cal.settings, wake_s=ServerSettings().wake_s)
+            # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
+            # today's defaults
+            settings = replace(kept_cal.settings, wake_s=ServerSettings().wake_s, park_s=ServerSettings().park_s)
             cal, _ = calibrate(loads, settings, dict(kept_cal.source))
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()

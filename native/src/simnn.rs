@@ -53,6 +53,7 @@ enum Step {
     StallHeld,
     Stalled,
     Beside,
+    Retry,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +110,7 @@ pub struct Settings {
     pub sync_s: f64,
     pub fair: bool,
     pub wake_s: f64,
+    pub park_s: f64,
     pub async_edits: bool,
 }
 
@@ -130,6 +132,8 @@ struct Sim<'a> {
     c_woke: Vec<u8>,
     s_woke: Vec<u8>,
     h_woke: Vec<u8>,
+    // times each call's handler parked for the namesystem lock (and paid `park_s` when woken)
+    parks: Vec<u8>,
     // client slots
     slots_free: usize,
     slot_queue: VecDeque<usize>,
@@ -139,6 +143,8 @@ struct Sim<'a> {
     // cores: (call, duration, step after)
     cores_free: usize,
     core_queue: VecDeque<(usize, f64, Step)>,
+    // the core of the burst that just ended, kept for its thread's next burst in the same step
+    spare: bool,
     // the namesystem lock
     readers: usize,
     writer: bool,
@@ -175,12 +181,14 @@ impl<'a> Sim<'a> {
             c_woke: vec![0; n],
             s_woke: vec![0; n],
             h_woke: vec![0; n],
+            parks: vec![0; n],
             slots_free: if set.outstanding == 0 { usize::MAX } else { set.outstanding },
             slot_queue: VecDeque::new(),
             handlers_free: set.handlers,
             call_queue: VecDeque::new(),
             cores_free: if set.cores == 0 { usize::MAX } else { set.cores },
             core_queue: VecDeque::new(),
+            spare: false,
             readers: 0,
             writer: false,
             lock_queue: VecDeque::new(),
@@ -204,6 +212,10 @@ impl<'a> Sim<'a> {
     fn cpu(&mut self, call: usize, d: f64, next: Step, server: bool) {
         if !server && !self.set.colocated {
             self.at(self.now + d, call, next, false);
+        } else if self.spare {
+            // the thread goes on running: it keeps its core
+            self.spare = false;
+            self.at(self.now + d, call, next, true);
         } else if self.cores_free > 0 {
             if self.set.cores != 0 {
                 self.cores_free -= 1;
@@ -230,15 +242,22 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn take_lock(&mut self, call: usize) {
+    /// The lock taken; `park`: the CPU its thread still spends waking from a park for it first.
+    fn take_lock(&mut self, call: usize, park: f64) {
         if self.calls.lock[call] == WRITE {
             self.writer = true;
         } else {
             self.readers += 1;
         }
         self.wait_lock[call] += self.now - self.asked_at[call];
-        let d = self.calls.s_lock[call];
+        let d = park + self.calls.s_lock[call];
         self.cpu(call, d, Step::LockWork, true);
+    }
+
+    /// A thread parked for the lock is woken: it counts the park, and spends `park_s` of CPU.
+    fn unpark(&mut self, call: usize) -> f64 {
+        self.parks[call] = self.parks[call].saturating_add(1);
+        self.set.park_s
     }
 
     /// A handler asks for the lock. Fair: only when nobody waits (the queue is FIFO). Not fair:
@@ -259,7 +278,7 @@ impl<'a> Sim<'a> {
             self.compatible(kind) && !(kind == READ && head_writer)
         };
         if may {
-            self.take_lock(call);
+            self.take_lock(call, 0.0);
         } else {
             self.lock_queue.push_back(call);
         }
@@ -301,25 +320,36 @@ impl<'a> Sim<'a> {
     }
 
     fn woken(&mut self, call: usize) {
+        let park = self.unpark(call);
         if self.set.fair {
-            // the lock was granted at hand-over
+            // the lock was granted at hand-over: it waits for the thread's wake-up CPU too
             self.wait_lock[call] += self.now - self.asked_at[call];
-            let d = self.calls.s_lock[call];
+            let d = park + self.calls.s_lock[call];
             self.cpu(call, d, Step::LockWork, true);
-            return;
+        } else if park > 0.0 {
+            // not fair: the thread wakes (CPU, on a core; the lock is anyone's meanwhile), then
+            // tries again
+            self.cpu(call, park, Step::Retry, true);
+        } else {
+            self.retry(call);
         }
+    }
+
+    /// Not fair: a woken waiter, awake, tries the lock again.
+    fn retry(&mut self, call: usize) {
         self.waking = false;
         let kind = self.calls.lock[call];
         if self.compatible(kind) {
             self.lock_queue.pop_front(); // it is the head
-            self.take_lock(call);
-            // readers right behind it go too (AQS propagates a shared acquire)
+            self.take_lock(call, 0.0); // its wake-up is paid
+            // readers right behind it go too (AQS propagates a shared acquire), each waking
             while let Some(&h) = self.lock_queue.front() {
                 if self.calls.lock[h] != READ || !self.compatible(READ) {
                     break;
                 }
                 self.lock_queue.pop_front();
-                self.take_lock(h);
+                let park = self.unpark(h);
+                self.take_lock(h, park);
             }
         }
         // else it stays at the head and is woken again at the next release
@@ -439,13 +469,19 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn step(&mut self, ev: Event) {
+    fn advance(&mut self, ev: Event) {
         self.now = ev.t;
         // whether at least `cores` bursts wait for a core as this one ends (twice as many threads
         // runnable as cores: a thread would be descheduled)
         let contended = self.core_queue.len() >= self.set.cores.max(1);
+        // a thread whose burst ends goes on with its next burst on the same core, if it starts one
+        // in this step (not the NameNode's threads woken beside a call)
         if ev.core {
-            self.free_core();
+            if ev.step == Step::Beside {
+                self.free_core();
+            } else {
+                self.spare = true;
+            }
         }
         let call = ev.call;
         match ev.step {
@@ -482,6 +518,7 @@ impl<'a> Sim<'a> {
             }
             Step::HandlerAwake => self.ask_lock(call),
             Step::Woken => self.woken(call),
+            Step::Retry => self.retry(call),
             Step::LockWork => {
                 let stall = self.calls.stall[call];
                 if stall > 0.0 && contended {
@@ -550,6 +587,16 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// An event, and the core its burst ended on freed if its thread did not go on with another.
+    fn step(&mut self, ev: Event) {
+        self.advance(ev);
+        if self.spare {
+            // the thread goes idle (or waits): its core is the next burst's
+            self.spare = false;
+            self.free_core();
+        }
+    }
+
     /// Arrivals are fed one at a time (the heap holds only what is in flight).
     fn run(&mut self) {
         let n = self.calls.arrive.len();
@@ -574,13 +621,13 @@ impl<'a> Sim<'a> {
 }
 
 /// Per call: start, end, lock wait, and the wake-ups it paid: the client's, the NameNode's, its
-/// handler's.
-pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>, Vec<u8>);
+/// handler's, and its handler's parks for the lock.
+pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
 
 pub fn simulate(calls: Calls<'_>, set: Settings) -> Outcome {
     let mut sim = Sim::new(calls, set);
     sim.run();
-    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke, sim.h_woke)
+    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke, sim.h_woke, sim.parks)
 }
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str, n: usize) -> PyResult<&'a [T]> {
@@ -598,12 +645,13 @@ type Times<'py> = (
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u8>>,
 );
 
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, and the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's).
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, async_edits))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -628,6 +676,7 @@ fn simulate_namenode<'py>(
     sync_s: f64,
     fair: bool,
     wake_s: f64,
+    park_s: f64,
     async_edits: bool,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
@@ -656,8 +705,8 @@ fn simulate_namenode<'py>(
     if calls.lock.iter().any(|&k| k > WRITE) {
         return Err(PyValueError::new_err("simulate_namenode: lock must be 0 (none), 1 (read) or 2 (write)"));
     }
-    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, async_edits };
-    let (start, end, wait, c_woke, s_woke, h_woke) = py.detach(|| simulate(calls, set));
+    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits };
+    let (start, end, wait, c_woke, s_woke, h_woke, parks) = py.detach(|| simulate(calls, set));
     Ok((
         start.into_pyarray(py),
         end.into_pyarray(py),
@@ -665,6 +714,7 @@ fn simulate_namenode<'py>(
         c_woke.into_pyarray(py),
         s_woke.into_pyarray(py),
         h_woke.into_pyarray(py),
+        parks.into_pyarray(py),
     ))
 }
 

@@ -30,7 +30,7 @@ def constant(server_s: float, *, client_s: float = 0.0, delay_s: float = 0.0, lo
 
 
 def settings(**changes: object) -> ServerSettings:
-    base = dict(handlers=10, cores=0, colocated=False, fair=True, sync_s=0.0, wake_s=0.0)
+    base = dict(handlers=10, cores=0, colocated=False, fair=True, sync_s=0.0, wake_s=0.0, park_s=0.0)
     base.update(changes)
     return ServerSettings(**base)  # type: ignore[arg-type]
 
@@ -56,7 +56,7 @@ def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
-                                            wake_s=20e-6, async_edits=async_edits))
+                                            wake_s=20e-6, park_s=8e-6, async_edits=async_edits))
     n = 2000
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)
     arrive = np.zeros(n) if outstanding else np.sort(rng.uniform(0.0, 0.05, n))
@@ -70,6 +70,8 @@ def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool
     np.testing.assert_array_equal(native.client_wakes, reference.client_wakes)
     np.testing.assert_array_equal(native.server_wakes, reference.server_wakes)
     np.testing.assert_array_equal(native.handler_wakes, reference.handler_wakes)
+    np.testing.assert_array_equal(native.lock_parks, reference.lock_parks)
+    assert native.lock_parks.any()
     assert np.all(native.end > native.start)
 
 
@@ -177,6 +179,27 @@ def test_a_fair_hand_over_waits_for_the_woken_thread_and_an_unfair_lock_is_taken
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_a_thread_parked_for_the_lock_spends_its_wake_up_on_a_core(engine: str) -> None:
+    """Three writers on one core, 20 us of work each under the lock; a thread woken from a park
+    for the lock spends ``park_s`` (30 us) of CPU first: fair, with the lock reserved for it; not
+    fair, with the lock free for anyone meanwhile."""
+    wake, park, s = 100e-6, 30e-6, 20e-6
+    cal = Calibration({WRITE: constant(s)}, settings(wake_s=wake, park_s=park, cores=1))
+    ops = [WRITE, WRITE, WRITE]
+    arrive = np.array([0.0, 1e-6, 30e-6])
+    fair = run(ops, arrive, cal, 0, engine)
+    # fair: W1 [0, 20]; W2 handed the lock at 20, wakes at 120, [120, 170] (park + work); W3
+    # (queued at 30) handed it at 170, [270, 320]
+    np.testing.assert_allclose(fair.end * 1e6, [20, 170, 320])
+    np.testing.assert_array_equal(fair.lock_parks, [0, 1, 1])
+    unfair = run(ops, arrive, cal.with_settings(fair=False), 0, engine)
+    # unfair: W3 takes the free lock at 30 [30, 50]; W2 woken at 20 wakes on the core [120, 150],
+    # finds the lock free and works [150, 170]
+    np.testing.assert_allclose(unfair.end * 1e6, [20, 170, 50])
+    np.testing.assert_array_equal(unfair.lock_parks, [0, 1, 0])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_reader_waits_behind_a_queued_writer_even_when_not_fair(engine: str) -> None:
     s = 100e-6
     cal = Calibration({READ: constant(s), WRITE: constant(s)}, settings(fair=False))
@@ -227,7 +250,9 @@ def test_a_call_that_finds_a_thread_parked_pays_its_wake_up(engine: str) -> None
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("op", "cores", "expected_ms"), [
-    (READ, 1, [1.1, 0.3, 0.3]),  # the first read stalls: the second waits for the one core then
+    # the first read stalls; the second waits for the one core then, works 0.1-0.2 and goes on
+    # with its zero-length rest on the core it holds (0.2); the third works 0.2-0.3
+    (READ, 1, [1.1, 0.2, 0.3]),
     (READ, 4, [0.1, 0.11, 0.12]),  # a core each: nobody waits for one, no stall
     # the writers behind it wait for the lock, not for a core: no stall (each writer's zero-length
     # burst after its sync queues behind the next writer's work: 0.2, 0.3, 0.3)
@@ -236,8 +261,9 @@ def test_a_call_that_finds_a_thread_parked_pays_its_wake_up(engine: str) -> None
 def test_a_call_stalls_with_the_lock_held_only_when_a_core_is_wanted(
         engine: str, op: OpCode, cores: int, expected_ms: list[float]) -> None:
     """Three calls at 0, 10 and 20 us, 100 us of work under the lock each (none after it: a
-    zero-length burst, which still queues for a core; the handler waits for a write's sync, Hadoop's
-    synchronous edit logging); the first may stall 1 ms before releasing
+    zero-length burst, on the core the handler holds, or, after a write's sync, which the handler
+    waits for here (Hadoop's synchronous edit logging), on a core it queues for again); the first
+    may stall 1 ms before releasing
     the lock, which it does when another burst is waiting for a core as its work ends."""
     cal = Calibration({op: constant(100e-6)}, settings(cores=cores, async_edits=False))
     codes = np.full(3, int(op), dtype=np.uint8)

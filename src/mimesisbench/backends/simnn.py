@@ -16,6 +16,7 @@ URL: ``simnn:`` with options after ``?``, ``&``-separated::
     colocated=true|false  the clients' CPU comes from those cores
     sync=DURATION      one edit-log sync (e.g. 0.2ms)
     wake=DURATION      a handler's wake-up after a lock hand-over
+    park=DURATION      the CPU a handler spends parking for the lock and waking again
     async_edits=true|false  a write's handler goes on before its edit is synced (Hadoop 3's
                        default, dfs.namenode.edits.asynclogging), or waits for the sync
     seed=N             the draws of each call's costs (default 0)
@@ -41,9 +42,11 @@ from mimesisbench.units import parse_flag
 
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
-_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "seed", "engine")
+_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park", "seed",
+            "engine")
 #: what an experiment's ``kind = "simnn"`` factor may set (``with_options``)
-FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "seed")
+FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
+                   "seed")
 
 
 @dataclass(frozen=True)

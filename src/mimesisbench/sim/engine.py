@@ -25,6 +25,7 @@ class SimTimes:
     client_wakes: NDArray[np.uint8]  # the client's wake-ups each call paid (its send, its receive)
     server_wakes: NDArray[np.uint8]  # whether the call woke the NameNode
     handler_wakes: NDArray[np.uint8]  # whether the call woke a parked handler
+    lock_parks: NDArray[np.uint8]  # times its handler parked for the namesystem lock (paying park_s)
     engine: str  # native or simpy
 
     @property
@@ -38,13 +39,13 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, engine
     if engine == "native" and module is None:
         raise RuntimeError("the native core is not installed (or MIMESISBENCH_NATIVE=0)")
     if module is not None:
-        start, end, wait, c_woke, s_woke, h_woke = module.simulate_namenode(
+        start, end, wait, c_woke, s_woke, h_woke, parks = module.simulate_namenode(
             calls.arrive, calls.c_send, calls.c_recv, calls.c_wake, calls.c_spin, calls.s_wake, calls.h_wake,
             calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync, calls.rpcs,
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
-            async_edits=settings.async_edits,
+            park_s=settings.park_s, async_edits=settings.async_edits,
         )
-        return SimTimes(start, end, wait, c_woke, s_woke, h_woke, "native")
-    start, end, wait, c_woke, s_woke, h_woke = simulate_reference(calls, settings, max(0, outstanding))
-    return SimTimes(start, end, wait, c_woke, s_woke, h_woke, "simpy")
+        return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "native")
+    start, end, wait, c_woke, s_woke, h_woke, parks = simulate_reference(calls, settings, max(0, outstanding))
+    return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "simpy")

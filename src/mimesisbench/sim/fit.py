@@ -87,6 +87,7 @@ class Simulated:
     client_wakes: float = 0.0  # wake-ups paid per call
     server_wakes: float = 0.0
     handler_wakes: float = 0.0
+    lock_parks: float = 0.0  # parks for the lock per call (each costs the server park_s)
 
 
 def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSettings, seed: int = 0) -> Simulated:
@@ -98,7 +99,7 @@ def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSetting
     p50, p99 = np.percentile(service, [50, 99])
     return Simulated(n / elapsed if elapsed > 0 else 0.0, float(service.mean()), float(p50), float(p99),
                      float(times.client_wakes.mean()), float(times.server_wakes.mean()),
-                     float(times.handler_wakes.mean()))
+                     float(times.handler_wakes.mean()), float(times.lock_parks.mean()))
 
 
 _Candidate = TypeVar("_Candidate")
@@ -148,7 +149,9 @@ def _split_cpu(cost: OpCost, settings: ServerSettings, loads: tuple[OpMeasuremen
     light, middle, heavy = loads
     sims = [simulate_measurement(m, cost, settings, seed) for m in loads]
     a = np.array([[1.0, sim.server_wakes, sim.handler_wakes] for sim in sims])
-    (server, server_wake, handler_wake), _ = nnls(a, np.array([m.server_cpu_s for m in loads]))
+    # what the parks for the lock cost is known (``park_s`` each): the rest is to be split
+    parked = [m.server_cpu_s - sim.lock_parks * settings.park_s for m, sim in zip(loads, sims, strict=True)]
+    (server, server_wake, handler_wake), _ = nnls(a, np.maximum(0.0, np.array(parked)))
     cost = replace(cost, server_cpu_s=float(server), server_wake_s=float(server_wake),
                    handler_wake_s=float(handler_wake))
 

@@ -75,6 +75,9 @@ class ServerSettings:
     fair: bool = True  # dfs.namenode.fslock.fair's default
     sync_s: float = 0.0002  # one edit-log sync (fdatasync of the edits file)
     wake_s: float = 0.00002  # a blocked handler thread's wake-up after a lock hand-over
+    # the CPU a handler spends parking for the namesystem lock and waking again (a voluntary
+    # context switch and the lock's retry: bench/bench_fslock.py measured 7-12 us per switch)
+    park_s: float = 0.00001
     # dfs.namenode.edits.asynclogging's default (Hadoop 3): a write's handler goes on once the
     # edit is queued; its answer waits for the sync (False: the handler waits for it)
     async_edits: bool = True
@@ -84,7 +87,7 @@ class ServerSettings:
             raise ConfigError(f"simnn: handlers must be at least 1, got {self.handlers}")
         if self.cores < 0:
             raise ConfigError(f"simnn: cores must be 0 (unlimited) or more, got {self.cores}")
-        for name in ("sync_s", "wake_s"):
+        for name in ("sync_s", "wake_s", "park_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite duration >= 0, got {value}")

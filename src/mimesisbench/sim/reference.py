@@ -1,9 +1,12 @@
 """The simulated NameNode's model written with simpy: the reference the native event loop
 (``native/src/simnn.rs``) is tested against, and the engine where the native core is absent.
 
-One simpy process per call walks the path ``sim.model`` describes. Client slots, handlers and
-cores are ``simpy.Resource``s (FIFO); the namesystem lock and the edit log's group commit are
-small classes of their own (simpy has neither a read-write lock nor a batching server).
+One simpy process per call walks the path ``sim.model`` describes. Cores, client slots and
+handlers are small FIFO classes of their own rather than ``simpy.Resource``s, because a thread
+keeps its core from one burst to the next while it runs on, and a handler (or a client's lane)
+that goes on to the next waiting call takes its core along: a ``Resource`` gives it back after
+every burst and queues it again. The namesystem lock and the edit log's group commit are classes
+too (simpy has neither a read-write lock nor a batching server).
 """
 
 from __future__ import annotations
@@ -21,16 +24,85 @@ from mimesisbench.sim.model import LOCK_NONE, LOCK_WRITE, ServerSettings
 SimProcess = Generator[simpy.Event, Any, None]
 
 
-class RWLock:
-    """The namesystem lock: shared for reads, exclusive for writes, fair or not (``sim.model``)."""
+class Cores:
+    """The host's cores: FIFO, 0 for unlimited. A thread holds one from a burst to the next as long
+    as it runs on, and gives it back (``give``) when it blocks or goes idle."""
 
-    def __init__(self, env: simpy.Environment, fair: bool, wake_s: float) -> None:
+    def __init__(self, env: simpy.Environment, count: int) -> None:
         self.env = env
-        self.fair = fair
-        self.wake_s = wake_s
+        self.unlimited = count == 0
+        self.free = count
+        self.queue: deque[simpy.Event] = deque()
+
+    def take(self) -> simpy.Event:
+        got = self.env.event()
+        if self.unlimited or self.free > 0:
+            self.free -= 0 if self.unlimited else 1
+            got.succeed()
+        else:
+            self.queue.append(got)
+        return got
+
+    def give(self) -> None:
+        if self.unlimited:
+            return
+        if self.queue:
+            self.queue.popleft().succeed()
+        else:
+            self.free += 1
+
+
+class Pool:
+    """Client slots or handler threads, FIFO. A thread that goes on to the next waiting call takes
+    the core it ran on along (``put(core=True)``: the waiter's event fires with True)."""
+
+    def __init__(self, env: simpy.Environment, capacity: int, cores: Cores) -> None:
+        self.env = env
+        self.free = capacity
+        self.cores = cores
+        self.queue: deque[simpy.Event] = deque()
+
+    @property
+    def idle(self) -> bool:
+        """A thread waits for work (parked)."""
+        return self.free > 0
+
+    def get(self) -> simpy.Event:
+        got = self.env.event()
+        if self.free > 0:
+            self.free -= 1
+            got.succeed(False)
+        else:
+            self.queue.append(got)
+        return got
+
+    def put(self, core: bool) -> None:
+        if self.queue:
+            self.queue.popleft().succeed(core)
+            return
+        self.free += 1
+        if core:
+            self.cores.give()
+
+
+class RWLock:
+    """The namesystem lock: shared for reads, exclusive for writes, fair or not (``sim.model``).
+
+    ``acquire`` gives None when the lock is taken at once, else the event of the caller's turn,
+    which fires with (the CPU its thread still spends waking from the park before its work under
+    the lock, whether it runs on a core already); each park is counted in ``parks`` (per call)."""
+
+    def __init__(self, env: simpy.Environment, settings: ServerSettings, cores: Cores,
+                 parks: np.ndarray) -> None:
+        self.env = env
+        self.fair = settings.fair
+        self.wake_s = settings.wake_s
+        self.park_s = settings.park_s
+        self.cores = cores
+        self.parks = parks
         self.readers = 0
         self.writer = False
-        self.queue: deque[tuple[int, simpy.Event]] = deque()
+        self.queue: deque[tuple[int, int, simpy.Event]] = deque()  # (kind, call, granted)
         self.waking = False
 
     def _compatible(self, kind: int) -> bool:
@@ -42,8 +114,7 @@ class RWLock:
         else:
             self.readers += 1
 
-    def acquire(self, kind: int) -> simpy.Event:
-        granted = self.env.event()
+    def acquire(self, kind: int, call: int) -> simpy.Event | None:
         if self.fair:
             may = not self.queue and self._compatible(kind)
         else:
@@ -51,10 +122,14 @@ class RWLock:
             may = self._compatible(kind) and not (kind != LOCK_WRITE and head_writer)
         if may:
             self._take(kind)
-            granted.succeed()
-        else:
-            self.queue.append((kind, granted))
+            return None
+        granted = self.env.event()
+        self.queue.append((kind, call, granted))
         return granted
+
+    def _unpark(self, call: int) -> float:
+        self.parks[call] += 1
+        return self.park_s
 
     def release(self, kind: int) -> None:
         if kind == LOCK_WRITE:
@@ -68,31 +143,37 @@ class RWLock:
             return
         if self.fair:
             while self.queue and self._compatible(self.queue[0][0]):
-                kind, granted = self.queue.popleft()
+                kind, call, granted = self.queue.popleft()
                 self._take(kind)
-                self.env.process(self._wake_granted(granted))
+                self.env.process(self._wake_granted(call, granted))
                 if kind == LOCK_WRITE:
                     break
         else:
             self.waking = True
             self.env.process(self._wake_head())
 
-    def _wake_granted(self, granted: simpy.Event) -> SimProcess:
+    def _wake_granted(self, call: int, granted: simpy.Event) -> SimProcess:
         yield self.env.timeout(self.wake_s)
-        granted.succeed()
+        granted.succeed((self._unpark(call), False))  # the lock waits for its wake-up CPU too
 
     def _wake_head(self) -> SimProcess:
         yield self.env.timeout(self.wake_s)
+        park = self._unpark(self.queue[0][1])
+        if park > 0:  # the thread wakes on a core; meanwhile the lock is anyone's
+            yield self.cores.take()
+            yield self.env.timeout(park)
         self.waking = False
         kind = self.queue[0][0]
         if self._compatible(kind):
-            _, granted = self.queue.popleft()
+            _, _, granted = self.queue.popleft()
             self._take(kind)
-            granted.succeed()
+            granted.succeed((0.0, park > 0))  # its wake-up is paid; it goes on on its core
             while self.queue and self.queue[0][0] != LOCK_WRITE and self._compatible(self.queue[0][0]):
-                k, g = self.queue.popleft()
+                k, c, g = self.queue.popleft()
                 self._take(k)
-                g.succeed()
+                g.succeed((self._unpark(c), False))
+        elif park > 0:
+            self.cores.give()  # it parks again, at the head
         self._hand_over()
 
 
@@ -126,15 +207,17 @@ class EditLog:
 
 
 def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int) -> tuple[np.ndarray, ...]:
-    """(start, end, lock wait) per call, in seconds, and the wake-ups each paid (the client's, the
-    NameNode's, its handler's), as ``native.simulate_namenode`` gives them."""
+    """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
+    NameNode's, its handler's) and its parks for the lock, as ``native.simulate_namenode`` gives
+    them."""
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)
-    slots = simpy.Resource(env, capacity=outstanding if outstanding > 0 else big)
-    handlers = simpy.Resource(env, capacity=settings.handlers)
-    cores = simpy.Resource(env, capacity=settings.cores if settings.cores > 0 else big)
-    lock = RWLock(env, settings.fair, settings.wake_s)
+    cores = Cores(env, settings.cores)
+    slots = Pool(env, outstanding if outstanding > 0 else big, cores)
+    handlers = Pool(env, settings.handlers, cores)
+    parks = np.zeros(n, dtype=np.uint8)
+    lock = RWLock(env, settings, cores, parks)
     log = EditLog(env, settings.sync_s)
     busy = {"client": 0, "server": 0}  # client bursts started or waiting; calls in the NameNode
     client_last_end = [float("-inf")]
@@ -146,76 +229,99 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
     h_woke = np.zeros(n, dtype=np.uint8)
     arrive = calls.arrive.tolist()
 
-    def cpu(d: float, server: bool) -> SimProcess:
-        if not server and not settings.colocated:
-            yield env.timeout(d)
-            return
-        with cores.request() as core:
-            yield core
-            yield env.timeout(d)
+    # A burst runs on the core its thread holds (it ran the burst before and has not blocked
+    # since) or takes one; the thread keeps it afterwards until it blocks (``cores.give()``).
+    def cpu(d: float, held: bool) -> SimProcess:
+        if not held:
+            yield cores.take()
+        yield env.timeout(d)
 
-    def client_cpu(d: float, i: int) -> SimProcess:
+    def beside(d: float) -> SimProcess:
+        """A burst of the NameNode's other threads, beside the call: a core taken and given back."""
+        yield from cpu(d, False)
+        cores.give()
+
+    def client_cpu(d: float, i: int, held: bool) -> SimProcess:
         # parked: idle past the spin window (a send right after a receive continues the work)
         idle = busy["client"] == 0 and env.now - client_last_end[0] > float(calls.c_spin[i])
         wake = float(calls.c_wake[i]) if idle else 0.0
         c_woke[i] += idle
         busy["client"] += 1
-        yield from cpu(d + wake, False)
+        if settings.colocated:
+            yield from cpu(d + wake, held)
+        else:
+            yield env.timeout(d + wake)
         busy["client"] -= 1
         client_last_end[0] = env.now
 
-    def rpc(i: int) -> SimProcess:
-        """One RPC of call ``i``: from the client's send to its receive."""
-        yield from client_cpu(float(calls.c_send[i]), i)
-        yield env.timeout(float(calls.net[i]) * 0.5)
+    def server(i: int) -> SimProcess:
+        """Call ``i``'s RPC in the NameNode: from its arrival to its handler's release."""
         idle = busy["server"] == 0
         busy["server"] += 1
         if idle:
             s_woke[i] += 1
             if calls.s_wake[i] > 0:  # spent by the NameNode's other threads: beside the call
-                env.process(cpu(float(calls.s_wake[i]), True))
-        parked = handlers.count < handlers.capacity and not handlers.queue  # a handler waits for calls
-        with handlers.request() as handler:
-            yield handler
-            if parked:
-                h_woke[i] += 1
-                if calls.h_wake[i] > 0:
-                    yield from cpu(float(calls.h_wake[i]), True)
-            kind = int(calls.lock[i])
-            asked = env.now
+                env.process(beside(float(calls.s_wake[i])))
+        parked = handlers.idle  # a handler waits for calls
+        core = yield handlers.get()  # a handler that goes on from its call before keeps its core
+        if parked:
+            h_woke[i] += 1
+            if calls.h_wake[i] > 0:
+                yield from cpu(float(calls.h_wake[i]), False)
+                core = True
+        kind = int(calls.lock[i])
+        asked = env.now
+        work = float(calls.s_lock[i])
+        turn = lock.acquire(kind, i) if kind != LOCK_NONE else None
+        if turn is not None:  # it parks for the lock
+            if core:
+                cores.give()
+            owed, core = yield turn
+            work += owed
+        wait[i] += env.now - asked
+        yield from cpu(work, core)
+        # descheduled (twice as many bursts runnable as cores), with then without the lock
+        if calls.stall[i] > 0 and len(cores.queue) >= max(1, settings.cores):
+            cores.give()
+            held, after = float(calls.s_lock[i]), float(calls.s_post[i])
+            share = held / (held + after) if held + after > 0 else 0.5
+            yield env.timeout(float(calls.stall[i]) * share)
             if kind != LOCK_NONE:
-                yield lock.acquire(kind)
-            wait[i] += env.now - asked
-            yield from cpu(float(calls.s_lock[i]), True)
-            # descheduled (twice as many bursts runnable as cores), with then without the lock
-            if calls.stall[i] > 0 and len(cores.queue) >= max(1, settings.cores):
-                held, after = float(calls.s_lock[i]), float(calls.s_post[i])
-                share = held / (held + after) if held + after > 0 else 0.5
-                yield env.timeout(float(calls.stall[i]) * share)
-                if kind != LOCK_NONE:
-                    lock.release(kind)
-                yield env.timeout(float(calls.stall[i]) * (1.0 - share))
-            elif kind != LOCK_NONE:
                 lock.release(kind)
-            synced = None
-            if settings.async_edits and calls.sync[i]:  # the edit is queued: its sync goes on beside the handler
-                synced = log.join()
-            elif calls.sync[i]:  # the handler waits for it
-                yield log.join()
-            yield from cpu(float(calls.s_post[i]), True)
-            busy["server"] -= 1
+            yield env.timeout(float(calls.stall[i]) * (1.0 - share))
+            core = False
+        else:
+            if kind != LOCK_NONE:
+                lock.release(kind)
+            core = True
+        synced = None
+        if settings.async_edits and calls.sync[i]:  # the edit is queued: its sync goes on beside the handler
+            synced = log.join()
+        elif calls.sync[i]:  # the handler waits for it
+            if core:
+                cores.give()
+            yield log.join()
+            core = False
+        yield from cpu(float(calls.s_post[i]), core)
+        busy["server"] -= 1
+        handlers.put(True)  # the handler goes on to the next waiting call, or parks
         if synced is not None:  # the answer waits for it too
             yield synced
-        yield env.timeout(float(calls.net[i]) * 0.5)
-        yield from client_cpu(float(calls.c_recv[i]), i)
 
     def call(i: int) -> SimProcess:
-        with slots.request() as slot:
-            yield slot
-            start[i] = env.now
-            for _ in range(max(1, int(calls.rpcs[i]))):  # a create's complete once its create is back
-                yield from rpc(i)
-            end[i] = env.now
+        core = yield slots.get()  # a client's lane that goes on from the call before keeps its core
+        start[i] = env.now
+        for _ in range(max(1, int(calls.rpcs[i]))):  # a create's complete once its create is back
+            yield from client_cpu(float(calls.c_send[i]), i, core)
+            if settings.colocated:
+                cores.give()  # the client waits for the answer
+            yield env.timeout(float(calls.net[i]) * 0.5)
+            yield from server(i)
+            yield env.timeout(float(calls.net[i]) * 0.5)
+            yield from client_cpu(float(calls.c_recv[i]), i, False)
+            core = settings.colocated  # it goes on running: the next RPC's send, or the next call
+        end[i] = env.now
+        slots.put(core)
 
     def arrivals() -> SimProcess:
         for i, t in enumerate(arrive):
@@ -225,4 +331,4 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
 
     env.process(arrivals())
     env.run()
-    return start, end, wait, c_woke, s_woke, h_woke
+    return start, end, wait, c_woke, s_woke, h_woke, parks

@@ -19,7 +19,9 @@ fileStatus and create at 4, 16 and 32 clients; then the calibration's own loads 
 (``again:`` rows, against the fitted model: the machine's noise floor, what a perfect model
 would miss by). The same on a fresh cluster with the unfair lock
 (``dfs.namenode.fslock.fair=false``), predicted from the fair cluster's calibration with
-``fair=false``, micro at 64 clients too. Prints the median of the repeats, their range, the
+``fair=false``, micro at 64 clients too; that cluster first goes through the same measurements
+as the calibration (the JVM compiles as it goes: both clusters run the schedules after the same
+history; with ``--keep-calibration``, kept in ``DIR/unfair``, not used to predict). Prints the median of the repeats, their range, the
 prediction and its error against the median. With ``--keep-calibration DIR`` it also writes
 ``DIR/validation.json``: every row's measured median and what was predicted.
 
@@ -169,9 +171,15 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
                     if keep is not None:  # the calibration this validation made, for later use
                         write_calibration(keep, cal, raw)
                     print(f"# calibrated at 1, 8 and 64 clients: {json.dumps(cal.to_json()['settings'])}", flush=True)
-                else:  # warm the fresh JVM as the calibration did
-                    for op in ("fileStatus", "create"):
-                        _micro(cluster.url, op, 64, files, "warm")
+                else:
+                    # the same measurements as the fair cluster's calibration, before the same
+                    # runs: the JVM compiles as it goes, and a cluster warmed with less ran the first
+                    # schedule slower (kept as DIR/unfair for comparison; not used to predict)
+                    unfair_cal, unfair_raw = measure_and_fit(
+                        f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
+                        announce=lambda s: print("measure (unfair):", s, flush=True))
+                    if keep is not None:
+                        write_calibration(keep / "unfair", unfair_cal, unfair_raw)
                 cal = Calibration.load(cal_dir / "calibration.json").with_settings(fair=fair)
                 sim_url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
                 print(f"# {lock} lock: measured median [range of {repeat}] -> predicted", flush=True)

@@ -23,7 +23,11 @@
 //! for the share of the stall that its work under the lock has of its NameNode work, then
 //! without it. A client burst that starts while the client has no other burst started or waiting
 //! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
-//! client's bursts only when `colocated` (else they are pure delays).
+//! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends
+//! and that starts its next one in the same step (it runs on) keeps its core (`spare`); one that
+//! blocks or goes idle gives it back at the end of the step. A handler that finds the lock taken
+//! parks, and spends `park_s` of CPU when woken (fair: with the lock reserved for it; not fair:
+//! on a core before it tries again, the lock free for anyone meanwhile).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};

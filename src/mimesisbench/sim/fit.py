@@ -17,7 +17,10 @@ them:
   parked: the client's (idle past its spin window), the NameNode's (no other call in it), a
   handler (parked on the empty call queue). The model's own wake-ups per call at each load come
   from simulating the three loads, and the costs are solved so that each side's CPU per operation
-  comes out as measured at all three (``_split_cpu``), a fixed point of a few rounds;
+  comes out as measured at all three (``_split_cpu``), a fixed point of a few rounds. A handler's
+  parks for the lock cost ``park_s`` each, a setting (not fitted: a write parks about as often at
+  every load where the lock is contended, so its park would be one more column nearly equal to
+  its work), subtracted from the NameNode's CPU before the split;
 * the **delay** (what is neither CPU nor a queue) is bisected so that the simulated light load has
   the measured mean response;
 * the **stalls** make the tail of the busy server: in a closed loop a call's own CPU variability

@@ -14,11 +14,13 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    call waits in the call queue (FIFO) for one of ``handlers``; a call that finds a handler
    parked on the empty queue spends ``handler_wake_s`` waking it (one that a handler takes from
    the queue as it finishes another does not);
-3. the handler takes the namesystem lock, shared for a read, exclusive for a write (``fair``:
-   a FIFO hand-over, each waiter starting ``wake_s`` after it is handed the lock; not fair: a
-   free lock goes to whoever asks first, a woken waiter tries again ``wake_s`` after the release,
-   and a reader waits behind a queued writer, as Java's ``ReentrantReadWriteLock``), and spends
-   ``server_cpu_s * lock_share`` of CPU under it;
+3. the handler takes the namesystem lock, shared for a read, exclusive for a write, and spends
+   ``server_cpu_s * lock_share`` of CPU under it. A handler that finds the lock taken parks; woken,
+   it spends ``park_s`` of CPU (the context switch and the retry) before its work. ``fair``: a FIFO
+   hand-over, the lock reserved for the waiter from the release, its wake-up CPU starting
+   ``wake_s`` later; not fair: a free lock goes to whoever asks first, the queue's head is woken
+   ``wake_s`` after the release, spends its wake-up CPU on a core with the lock free for anyone,
+   then tries again, and a reader waits behind a queued writer (Java's ``ReentrantReadWriteLock``);
 4. a write's edit is synced (``sync_s``, as the NameNode times it; group commit: one sync at a
    time, every write that joins while one runs goes in the next), and every call spends the rest
    of its server CPU (audit log, the response) before its handler is free. With ``async_edits`` (Hadoop 3's
@@ -33,7 +35,11 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    ``client_spin_s`` adds ``client_wake_s`` (the client's thread had parked).
 
 Every CPU burst takes one of ``cores`` cores (FIFO; 0: unlimited); the client's only when
-``colocated`` (the client on the server's host, as on one machine), else they are pure delays.
+``colocated`` (the client on the server's host, as on one machine), else they are pure delays. A
+thread keeps its core from one burst to the next while it runs on (a handler from its wake-up to
+its work under the lock, from there to the rest, and on to the next waiting call; a client from a
+receive to its next send): only a thread that blocks or goes idle gives it back, as a scheduler
+does, rather than queueing again after every burst.
 With probability ``stall_p`` a call's handler stalls ``stall_s`` after its work under the lock if
 at least ``cores`` other bursts are waiting for a core then (twice as many threads runnable as
 cores: its thread descheduled on a busy host; what makes the tail of a busy server): the call waits, with the lock held for the share of the stall that its

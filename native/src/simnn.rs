@@ -4,7 +4,7 @@
 //! `mimesisbench.sim.reference`, and the tests check that both give the same times.
 //!
 //! Written by hand because no discrete-event library replays ten million calls in under a
-//! minute (simpy does about 15 k calls a second here: `bench/bench_simnn.py`). The loop is a
+//! minute (simpy does about 28 k calls a second here: `bench/bench_simnn.py`). The loop is a
 //! binary heap of (time, sequence) events; ties go in the order they were scheduled, as simpy's.
 //!
 //! One call's path: a client slot (at most `outstanding` in flight, FIFO) -> the client's send

@@ -20,8 +20,8 @@ with the measurements.
 measurement the median of theirs. Calibrations made on fresh clusters an hour apart differ by more
 than one calibration's rounds do (a fresh JVM compiles differently each time), and the simulated
 server's predictions with them (docs/simnn.md: two sessions' calibrations predicted the same run
-36 % and 4 % fast; merged, sessions 7-9's runs came out within 18.6 % on average, against 25.9 %
-with each alone).
+36 % and 4 % fast; merged, with an earlier model, sessions 7-9's runs came out within 18.6 % on
+average, against 25.9 % with each alone).
 """
 
 from __future__ import annotations

@@ -21,9 +21,10 @@ would miss by). The same on a fresh cluster with the unfair lock
 (``dfs.namenode.fslock.fair=false``), predicted from the fair cluster's calibration with
 ``fair=false``, micro at 64 clients too; that cluster first goes through the same measurements
 as the calibration (the JVM compiles as it goes: both clusters run the schedules after the same
-history; with ``--keep-calibration``, kept in ``DIR/unfair``, not used to predict). Prints the median of the repeats, their range, the
-prediction and its error against the median. With ``--keep-calibration DIR`` it also writes
-``DIR/validation.json``: every row's measured median and what was predicted.
+history; with ``--keep-calibration``, kept in ``DIR/unfair``, not used to predict). Prints the
+median of the repeats, their range, the prediction and its error against the median. With
+``--keep-calibration DIR`` it also writes ``DIR/validation.json``: every row's measured median
+and what was predicted.
 
 ``score``: the model as it is now against validations kept earlier, without a cluster: each DIR's
 calibration measurements fitted again with the current code, every kept row predicted again (the

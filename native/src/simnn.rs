@@ -652,8 +652,8 @@ type Times<'py> = (
     Bound<'py, PyArray1<u8>>,
 );
 
-/// Simulate the calls; returns (start, end, lock wait) per call, in seconds, and the wake-ups each
-/// call paid (the client's, the NameNode's, its handler's).
+/// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
+/// call paid (the client's, the NameNode's, its handler's) and its handler's parks for the lock.
 #[pyfunction]
 #[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits))]
 #[allow(clippy::too_many_arguments)]

@@ -128,7 +128,8 @@ class RWLock:
         return granted
 
     def _unpark(self, call: int) -> float:
-        self.parks[call] += 1
+        if self.parks[call] < 255:  # a u8 count that saturates, as the native loop's
+            self.parks[call] += 1
         return self.park_s
 
     def release(self, kind: int) -> None:

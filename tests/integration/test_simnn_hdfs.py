@@ -18,7 +18,9 @@ from tests.unit.cli_run import run_cli
 
 from mimesisbench.hdfs.cluster import LocalHdfs
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.fit import simulate_measurement
 from mimesisbench.sim.model import Calibration
+from mimesisbench.study.simnn_calibration import calibration_measurements
 
 pytestmark = pytest.mark.integration
 
@@ -51,8 +53,15 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
     assert {c for c, _ in seen} == {1, 8, 64}
     light = [m for m in sync["measurements"] if m["clients"] == 1]
     assert all(m["syncs"] >= 1500 for m in light)
+    measured = calibration_measurements(out, cal)
     for op, cost in cal.costs.items():
-        assert cost.server_cpu_s > 0 and cost.client_cpu_s > 0, op
+        assert cost.server_cpu_s > 0, op
+        # the client's CPU per operation, its work and its wake-ups together, as measured at the
+        # light load (the split is a least-squares fit over the three loads: a create's work may
+        # come out at its bound, 0, where its wake-ups account for all of it)
+        at_light = measured[(op, 1)]
+        wakes = simulate_measurement(at_light, cost, cal.settings).client_wakes
+        assert cost.client_cpu_s + wakes * cost.client_wake_s == pytest.approx(at_light.client_cpu_s, rel=0.25), op
     fit = cal.source["fit"]
     for label in ("getfileinfo", "create"):
         # the delay is bisected on the light load's mean response: the fit lands on it (or, where

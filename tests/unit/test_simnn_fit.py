@@ -61,6 +61,10 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
     assert fitted.server_cpu_s + fitted.server_wake_s + fitted.handler_wake_s == pytest.approx(
         truth.server_cpu_s + truth.server_wake_s + truth.handler_wake_s, rel=0.10)
     assert fitted.server_cpu_s == pytest.approx(truth.server_cpu_s, rel=0.25)
+    # the client's CPU per operation at each load, as measured
+    for m, sim in zip(loads, at):
+        assert fitted.client_cpu_s + sim.client_wakes * fitted.client_wake_s == pytest.approx(
+            m.client_cpu_s, rel=0.10), m.concurrency
     assert report[op.label]["middle_clients"] == LOADS[1]
 
 

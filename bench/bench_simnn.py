@@ -50,7 +50,7 @@ from bench_capacity import cli  # the in-process CLI
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
 
 from mimesisbench.micro.bench import run_micro
-from mimesisbench.micro.config import MicroConfig
+from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import calibrate
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
@@ -139,7 +139,7 @@ def _micro(url: str, op: str, clients: int, files: int, tag: str) -> Figure:
 
 
 def _micro_predicted(op: str, clients: int, files: int, cal: Calibration) -> Figure:
-    sim = simulate_micro({"fileStatus": OpCode.GETFILEINFO, "create": OpCode.CREATE}[op], files, clients, cal).times
+    sim = simulate_micro(OPERATIONS[op], files, clients, cal).times
     service = sim.service * 1e3
     return (files / float(sim.end.max() - sim.start.min()), float(np.percentile(service, 50)),
             float(np.percentile(service, 99)))
@@ -243,8 +243,7 @@ def score(dirs: list[Path]) -> None:
                 err = [(p - m) / m * 100 for p, m in zip(pred, med, strict=True)]
                 errors.append(("schedule" in row, err))
                 if str(row.get("what", "")).startswith("again:"):
-                    then = measured[({"fileStatus": OpCode.GETFILEINFO, "create": OpCode.CREATE}[row["op"]],
-                                     int(row["clients"]))].ops_per_s
+                    then = measured[(OPERATIONS[row["op"]], int(row["clients"]))].ops_per_s
                     drift.append(abs(med[0] - then) / then * 100)
                 print(f"{what:40s} ops/s {med[0]:9,.0f} -> {pred[0]:9,.0f} ({err[0]:+6.1f} %)   p50 {err[1]:+6.1f} %"
                       f"   p99 {err[2]:+6.1f} %", flush=True)

@@ -62,7 +62,8 @@ class SyncWatch:
             bean = fetch_beans(self.jmx_url, ACTIVITY_QUERY, FETCH_TIMEOUT_S)[0]
             count, mean_ms = int(bean["SyncsNumOps"]), float(bean["SyncsAvgTime"])
         except (OSError, ValueError, KeyError, IndexError, TypeError):
-            self.failures += 1
+            with self._lock:  # the watch's thread and take() both poll
+                self.failures += 1
             return
         with self._lock:
             if self._last_count is None:

@@ -23,7 +23,7 @@ import argparse
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,11 +38,13 @@ MICRO_OP = {"getfileinfo": "fileStatus", "open": "open"}
 
 
 @contextmanager
-def fresh_cluster(prefix: str, heap: str, fslock_fair: bool | None = None) -> Iterator[tuple[Path, LocalHdfs]]:
-    """A temporary folder with a managed HDFS started in it; both gone afterwards."""
+def fresh_cluster(prefix: str, heap: str, fslock_fair: bool | None = None,
+                  extra: Mapping[str, str] | None = None) -> Iterator[tuple[Path, LocalHdfs]]:
+    """A temporary folder with a managed HDFS started in it (``extra``: more NameNode settings);
+    both gone afterwards."""
     work = Path(tempfile.mkdtemp(prefix=prefix))
     cluster = LocalHdfs(LocalHdfsConfig(workdir=work / "hdfs", heap=heap, startup_timeout_s=300.0,
-                                        fslock_fair=fslock_fair))
+                                        fslock_fair=fslock_fair, extra=dict(extra or {})))
     try:
         cluster.up()
         yield work, cluster

@@ -18,10 +18,12 @@
 //! `complete`), the next RPC's send on the same slot. With `async_edits` (Hadoop 3's
 //! asynchronous edit logging) the syncs run beside the CPU after the lock, the handler does not
 //! wait for them, and the answer leaves once both are done. A call with a `stall` > 0 waits that
-//! long after its work under the lock when at least `cores` other bursts are waiting for a core
-//! then (twice as many threads runnable as cores: its handler descheduled): with the lock held
-//! for the share of the stall that its work under the lock has of its NameNode work, then
-//! without it. A client burst that starts while the client has no other burst started or waiting
+//! long, once per pass, at the first of two points where at least `cores` other bursts are
+//! waiting for a core (twice as many threads runnable as cores: its handler descheduled): as its
+//! handler is woken from a park for the lock (fair: the lock reserved for it waits too; not
+//! fair: anyone may take it meanwhile), or after its work under the lock, with the lock held for
+//! the share of the stall that its work under the lock has of its NameNode work, then without
+//! it. A client burst that starts while the client has no other burst started or waiting
 //! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
 //! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends
 //! and that starts its next one in the same step (it runs on) keeps its core (`spare`); one that
@@ -58,6 +60,7 @@ enum Step {
     Stalled,
     Beside,
     Retry,
+    WokenLate,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -155,6 +158,10 @@ struct Sim<'a> {
     lock_queue: VecDeque<usize>,
     waking: bool, // the queue's head was woken and is on its way (its wake event is pending)
     asked_at: Vec<f64>,
+    // whether at least `cores` bursts wait for a core as the current event comes due
+    contended: bool,
+    // the call's stall was spent in this pass, at its wake-up from a park for the lock
+    stalled: Vec<bool>,
     // the edit log: whether a call is in a sync now; whether its handler is done with it
     // (asynchronous edit logging: the answer waits for both)
     // passes through the NameNode each call still makes after this one (a create: two RPCs)
@@ -198,6 +205,8 @@ impl<'a> Sim<'a> {
             lock_queue: VecDeque::new(),
             waking: false,
             asked_at: vec![0.0; n],
+            contended: false,
+            stalled: vec![false; n],
             passes_left,
             in_sync: vec![false; n],
             handler_done: vec![false; n],
@@ -323,7 +332,22 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// A thread parked for the lock is woken: descheduled first if its call stalls and the
+    /// cores are wanted (once per pass), then awake.
     fn woken(&mut self, call: usize) {
+        let stall = self.calls.stall[call];
+        if stall > 0.0 && self.contended && !self.stalled[call] {
+            // descheduled as it wakes (its stall, once per pass): fair, the lock reserved for it
+            // waits; not fair, anyone may take it meanwhile
+            self.stalled[call] = true;
+            self.at(self.now + stall, call, Step::WokenLate, false);
+            return;
+        }
+        self.woken_now(call);
+    }
+
+    /// The woken thread runs: it counts its park and spends its wake-up CPU.
+    fn woken_now(&mut self, call: usize) {
         let park = self.unpark(call);
         if self.set.fair {
             // the lock was granted at hand-over: it waits for the thread's wake-up CPU too
@@ -478,6 +502,7 @@ impl<'a> Sim<'a> {
         // whether at least `cores` bursts wait for a core as this one ends (twice as many threads
         // runnable as cores: a thread would be descheduled)
         let contended = self.core_queue.len() >= self.set.cores.max(1);
+        self.contended = contended;
         // a thread whose burst ends goes on with its next burst on the same core, if it starts one
         // in this step (not the NameNode's threads woken beside a call)
         if ev.core {
@@ -522,11 +547,14 @@ impl<'a> Sim<'a> {
             }
             Step::HandlerAwake => self.ask_lock(call),
             Step::Woken => self.woken(call),
+            Step::WokenLate => self.woken_now(call),
             Step::Retry => self.retry(call),
             Step::LockWork => {
                 let stall = self.calls.stall[call];
-                if stall > 0.0 && contended {
-                    // another burst wants a core: its handler is descheduled, with the lock held
+                let used = std::mem::take(&mut self.stalled[call]);
+                if stall > 0.0 && contended && !used {
+                    // another burst wants a core (and it did not stall as it woke in this pass):
+                    // its handler is descheduled, with the lock held
                     // for the share of the stall that its work under the lock has of its work
                     // (every call behind it for the lock waits too), then after releasing it
                     self.at(self.now + stall * self.locked_share(call), call, Step::StallHeld, false);

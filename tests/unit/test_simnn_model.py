@@ -17,7 +17,7 @@ import pytest
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.calls import make_calls
 from mimesisbench.sim.engine import simulate
-from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
+from mimesisbench.sim.model import LOCK_NONE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 
 READ, WRITE = OpCode.GETFILEINFO, OpCode.MKDIRS
@@ -52,7 +52,8 @@ def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
                      server_wake_s=40e-6,
                      stall_p=0.01, stall_s=2e-3),
-        OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6, handler_wake_s=30e-6),
+        OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6, handler_wake_s=30e-6,
+                              stall_p=0.02, stall_s=1e-3),
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
@@ -321,3 +322,31 @@ def test_ten_million_calls_are_simulated_without_running_out_of_anything() -> No
     ops = np.where(np.arange(n) % 5 == 0, int(WRITE), int(READ)).astype(np.uint8)
     times = simulate_ops(ops, np.zeros(n), cal, 64).times
     assert np.isfinite(times.end).all() and np.all(times.end > times.start)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("fair", "expected_us", "parks"), [
+    # fair: the lock is W2's from W1's release at 20 us; W2, woken at 120 while N4 waits for the
+    # core N3 runs on, is descheduled 1 ms and works 1,120-1,140; W5 (queued at 130) is handed
+    # the lock then and works 1,240-1,260
+    (True, [20.0, 1140.0, 200.0, 300.0, 1260.0], [0, 1, 0, 0, 1]),
+    # not fair: W5 finds the lock free at 130 and takes it (its work waits for the core: 300-320);
+    # W2 tries again once awake, at 1,120, and works 1,120-1,140
+    (False, [20.0, 1140.0, 200.0, 300.0, 320.0], [0, 1, 0, 0, 0]),
+])
+def test_a_thread_woken_for_the_lock_on_a_busy_core_is_descheduled(engine: str, fair: bool,
+                                                                   expected_us: list[float], parks: list[int]) -> None:
+    """One core. Writers W1 (at 0), W2 (at 1 us) and W5 (at 130 us), 20 us of work under the lock
+    each; N3 and N4 (at 100 and 101 us) take no lock and work 100 us each. W2 parks for the lock;
+    its hand-over wakes it 100 us later, when a burst (N4's) waits for a core: it stalls there
+    (1 ms, once), with the lock reserved for it when fair, free for anyone when not."""
+    cal = Calibration({WRITE: constant(20e-6), READ: constant(100e-6)},
+                      settings(cores=1, wake_s=100e-6, fair=fair))
+    ops = np.array([int(WRITE), int(WRITE), int(READ), int(READ), int(WRITE)], dtype=np.uint8)
+    calls, _ = make_calls(ops, np.array([0.0, 1e-6, 100e-6, 101e-6, 130e-6]), cal, seed=0)
+    lock = calls.lock.copy()
+    lock[2:4] = LOCK_NONE
+    calls = replace(calls, lock=lock, stall=np.array([0.0, 1e-3, 0.0, 0.0, 0.0]))
+    times = simulate(calls, cal.settings, 0, engine=engine)
+    np.testing.assert_allclose(times.end * 1e6, expected_us)
+    np.testing.assert_array_equal(times.lock_parks, parks)

@@ -25,7 +25,8 @@ them:
   the measured mean response;
 * the **stalls** make the tail of the busy server: in a closed loop a call's own CPU variability
   averages out over the clients ahead of it, and what makes a p99 several times the p50 is a
-  handler descheduled (or paused), partly with the lock held. A stall lasts the heavy load's p99 minus
+  handler descheduled (or paused): as it is woken for the lock (which a fair lock, reserved for
+  it, waits through) or with the lock partly held. A stall lasts the heavy load's p99 minus
   its p50, and how often a call has one (``stall_p``) is bisected so that the simulated heavy load
   has the measured p99 (the delay bisected again for each);
 * a write's **lock share** (of its NameNode work, under the exclusive lock) is bisected so that

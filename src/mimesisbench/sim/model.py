@@ -40,11 +40,15 @@ thread keeps its core from one burst to the next while it runs on (a handler fro
 its work under the lock, from there to the rest, and on to the next waiting call; a client from a
 receive to its next send): only a thread that blocks or goes idle gives it back, as a scheduler
 does, rather than queueing again after every burst.
-With probability ``stall_p`` a call's handler stalls ``stall_s`` after its work under the lock if
-at least ``cores`` other bursts are waiting for a core then (twice as many threads runnable as
-cores: its thread descheduled on a busy host; what makes the tail of a busy server): the call waits, with the lock held for the share of the stall that its
-work under the lock has of its NameNode work (every call behind it for the lock waits that long
-too), then without it.
+With probability ``stall_p`` a call's handler stalls ``stall_s`` (its thread descheduled on a
+busy host; what makes the tail of a busy server), once per RPC, at the first of two points where
+at least ``cores`` other bursts are waiting for a core (twice as many threads runnable as
+cores): as it is woken from a park for the lock, which a fair lock, reserved for it, waits
+through (every call behind it waits too: a fair hand-over to a thread that does not run is what
+makes a fair lock's convoy), while an unfair one goes to whoever asks meanwhile; or after its
+work under the lock, with the lock held for the share of the stall that its work under the lock
+has of its NameNode work (every call behind it for the lock waits that long too), then without
+it.
 CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the
 delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
 

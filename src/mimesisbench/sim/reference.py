@@ -90,11 +90,16 @@ class RWLock:
 
     ``acquire`` gives None when the lock is taken at once, else the event of the caller's turn,
     which fires with (the CPU its thread still spends waking from the park before its work under
-    the lock, whether it runs on a core already); each park is counted in ``parks`` (per call)."""
+    the lock, whether it runs on a core already); each park is counted in ``parks`` (per call).
+    A woken thread whose call stalls is descheduled first when the cores are wanted, and marks
+    its pass's stall spent in ``stalled`` (per call; the handler clears it)."""
 
     def __init__(self, env: simpy.Environment, settings: ServerSettings, cores: Cores,
-                 parks: np.ndarray) -> None:
+                 parks: np.ndarray, stall: np.ndarray, stalled: np.ndarray) -> None:
         self.env = env
+        self.stall = stall
+        self.stalled = stalled
+        self.contended_at = max(1, settings.cores)
         self.fair = settings.fair
         self.wake_s = settings.wake_s
         self.park_s = settings.park_s
@@ -153,12 +158,27 @@ class RWLock:
             self.waking = True
             self.env.process(self._wake_head())
 
+    def _descheduled(self, call: int) -> float:
+        """The stall of a thread woken from its park while at least ``cores`` bursts wait for a
+        core (its call's stall, once per pass through the NameNode), else 0."""
+        stall = float(self.stall[call])
+        if stall > 0 and not self.stalled[call] and len(self.cores.queue) >= self.contended_at:
+            self.stalled[call] = True
+            return stall
+        return 0.0
+
     def _wake_granted(self, call: int, granted: simpy.Event) -> SimProcess:
         yield self.env.timeout(self.wake_s)
+        stall = self._descheduled(call)
+        if stall > 0:  # the lock waits for it
+            yield self.env.timeout(stall)
         granted.succeed((self._unpark(call), False))  # the lock waits for its wake-up CPU too
 
     def _wake_head(self) -> SimProcess:
         yield self.env.timeout(self.wake_s)
+        stall = self._descheduled(self.queue[0][1])
+        if stall > 0:  # anyone may take the lock meanwhile
+            yield self.env.timeout(stall)
         park = self._unpark(self.queue[0][1])
         if park > 0:  # the thread wakes on a core; meanwhile the lock is anyone's
             yield self.cores.take()
@@ -218,7 +238,8 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
     slots = Pool(env, outstanding if outstanding > 0 else big, cores)
     handlers = Pool(env, settings.handlers, cores)
     parks = np.zeros(n, dtype=np.uint8)
-    lock = RWLock(env, settings, cores, parks)
+    stalled = np.zeros(n, dtype=bool)  # the pass's stall was spent at a wake-up from a park
+    lock = RWLock(env, settings, cores, parks, calls.stall, stalled)
     log = EditLog(env, settings.sync_s)
     busy = {"client": 0, "server": 0}  # client bursts started or waiting; calls in the NameNode
     client_last_end = [float("-inf")]
@@ -282,7 +303,8 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
         wait[i] += env.now - asked
         yield from cpu(work, core)
         # descheduled (twice as many bursts runnable as cores), with then without the lock
-        if calls.stall[i] > 0 and len(cores.queue) >= max(1, settings.cores):
+        used, stalled[i] = bool(stalled[i]), False
+        if calls.stall[i] > 0 and not used and len(cores.queue) >= max(1, settings.cores):
             cores.give()
             held, after = float(calls.s_lock[i]), float(calls.s_post[i])
             share = held / (held + after) if held + after > 0 else 0.5

@@ -501,8 +501,7 @@ impl<'a> Sim<'a> {
         self.now = ev.t;
         // whether at least `cores` bursts wait for a core as this one ends (twice as many threads
         // runnable as cores: a thread would be descheduled)
-        let contended = self.core_queue.len() >= self.set.cores.max(1);
-        self.contended = contended;
+        self.contended = self.core_queue.len() >= self.set.cores.max(1);
         // a thread whose burst ends goes on with its next burst on the same core, if it starts one
         // in this step (not the NameNode's threads woken beside a call)
         if ev.core {
@@ -552,7 +551,7 @@ impl<'a> Sim<'a> {
             Step::LockWork => {
                 let stall = self.calls.stall[call];
                 let used = std::mem::take(&mut self.stalled[call]);
-                if stall > 0.0 && contended && !used {
+                if stall > 0.0 && self.contended && !used {
                     // another burst wants a core (and it did not stall as it woke in this pass):
                     // its handler is descheduled, with the lock held
                     // for the share of the stall that its work under the lock has of its work

@@ -32,7 +32,14 @@ class Cores:
         self.env = env
         self.unlimited = count == 0
         self.free = count
+        self.wanted_at = max(1, count)
         self.queue: deque[simpy.Event] = deque()
+
+    @property
+    def wanted(self) -> bool:
+        """At least as many bursts wait for a core as there are cores (twice as many threads
+        runnable as cores: a thread would be descheduled); never when unlimited."""
+        return len(self.queue) >= self.wanted_at
 
     def take(self) -> simpy.Event:
         got = self.env.event()
@@ -99,7 +106,6 @@ class RWLock:
         self.env = env
         self.stall = stall
         self.stalled = stalled
-        self.contended_at = max(1, settings.cores)
         self.fair = settings.fair
         self.wake_s = settings.wake_s
         self.park_s = settings.park_s
@@ -162,7 +168,7 @@ class RWLock:
         """The stall of a thread woken from its park while at least ``cores`` bursts wait for a
         core (its call's stall, once per pass through the NameNode), else 0."""
         stall = float(self.stall[call])
-        if stall > 0 and not self.stalled[call] and len(self.cores.queue) >= self.contended_at:
+        if stall > 0 and not self.stalled[call] and self.cores.wanted:
             self.stalled[call] = True
             return stall
         return 0.0
@@ -304,7 +310,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
         yield from cpu(work, core)
         # descheduled (twice as many bursts runnable as cores), with then without the lock
         used, stalled[i] = bool(stalled[i]), False
-        if calls.stall[i] > 0 and not used and len(cores.queue) >= max(1, settings.cores):
+        if calls.stall[i] > 0 and not used and cores.wanted:
             cores.give()
             held, after = float(calls.s_lock[i]), float(calls.s_post[i])
             share = held / (held + after) if held + after > 0 else 0.5

@@ -13,8 +13,11 @@ directory written).
 ``validate``: on a fresh managed HDFS (fair lock), ``simnn calibrate``'s measurements and fit (each
 operation with ``micro`` at 1, 8 and 64 clients); then, on the same NameNode, the built-in profile's
 write-heavy type alone and both its types (6,000 s of its time at c = 0.01), each after an
-untimed warm-up run, ``--repeat`` times as fast as possible (2 workers x 32 lanes: the maximum
-throughput of that load, and its p50 and p99) and paced at half that throughput; then micro
+untimed warm-up run, ``--repeat`` times as fast as possible (32 lanes a worker, a worker a file
+type: the maximum throughput of that load, and its p50 and p99) and paced at half that
+throughput (its mean rate; the schedule offers three quarters of its operations faster than the
+maximum, so the latency, from each operation's due time, is mostly the backlog of its bursts,
+and moves far more than the throughput with the rate the server drains them at); then micro
 fileStatus and create at 4, 16 and 32 clients; then the calibration's own loads measured again
 (``again:`` rows, against the fitted model: the machine's noise floor, what a perfect model
 would miss by). The same on a fresh cluster with the unfair lock
@@ -30,10 +33,11 @@ and what was predicted.
 calibration measurements fitted again with the current code, every kept row predicted again (the
 schedules generated again from the same seed) and compared with what was measured then; a summary
 per DIR (mean absolute error, rows within 15 %, the mean signed error of the as-fast-as-possible
-runs), and its noise floor: how far the calibration's own loads measured again minutes later are
-from its measurements of them (a session whose floor is far off measured a machine whose speed
-moved; no model predicts that). How a change of the model is judged on several calibrations in seconds, rather than on one
-validation of several minutes whose calibration noise alone moves the mixes' predictions by 20 %.
+runs; the paced runs apart, kept in ``validation.json`` since session 17), and its noise floor: how
+far the calibration's own loads measured again minutes later are from its measurements of them (a
+session whose floor is far off measured a machine whose speed moved; no model predicts that). How a
+change of the model is judged on several calibrations in seconds, rather than on one validation of
+several minutes whose calibration noise alone moves the mixes' predictions by 20 %.
 """
 
 from __future__ import annotations
@@ -194,8 +198,9 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
                     rate = f"{np.median([f[0] for f in fast]) / 2:.0f}/s"
                     paced = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-p{r}", work / "runs", "--rate", rate,
                                   "--max-drift", "off", *hdfs) for r in range(repeat)]
-                    _row(f"{name}, paced at {rate}", paced,
-                         _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off"))
+                    pred = _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off")
+                    med = _row(f"{name}, paced at {rate}", paced, pred)
+                    rows.append({"fair": fair, "schedule": name, "rate": rate, "measured": med, "predicted": list(pred)})
                 micro_loads = [(f"micro {op} x {c}", op, c) for c in ((4, 16, 32) if fair else (4, 16, 32, 64))
                                for op in ("fileStatus", "create")]
                 if fair:  # the noise floor: the calibration's own loads measured again, against the fit
@@ -227,27 +232,34 @@ def score(dirs: list[Path]) -> None:
             cal_dir.mkdir()
             cal.write(cal_dir / "calibration.json")
             print(f"# {kept}: refitted with the current model", flush=True)
-            errors: list[tuple[bool, list[float]]] = []
+            errors: list[tuple[bool | None, list[float]]] = []  # (paced: None for a micro row, the errors)
             drift: list[float] = []  # the calibration's own loads measured again, against themselves
             for row in validation["rows"]:
                 fair = bool(row["fair"])
                 if "schedule" in row:
-                    what = f"{row['schedule']}, as fast as possible, {'fair' if fair else 'unfair'}"
                     url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
-                    pred = _run(schedules[row["schedule"]], url, work / "sim", "--as-fast-as-possible")
+                    pace = ["--rate", row["rate"], "--max-drift", "off"] if "rate" in row else ["--as-fast-as-possible"]
+                    how = f"paced at {row['rate']}" if "rate" in row else "as fast as possible"
+                    what = f"{row['schedule']}, {how}, {'fair' if fair else 'unfair'}"
+                    pred = _run(schedules[row["schedule"]], url, work / "sim", *pace)
                 else:
                     what = f"{row['what']}, {'fair' if fair else 'unfair'}"
                     pred = _micro_predicted(row["op"], int(row["clients"]), int(validation["files"]),
                                             cal.with_settings(fair=fair))
                 med = row["measured"]
                 err = [(p - m) / m * 100 for p, m in zip(pred, med, strict=True)]
-                errors.append(("schedule" in row, err))
+                errors.append(("rate" in row if "schedule" in row else None, err))
                 if str(row.get("what", "")).startswith("again:"):
                     then = measured[(OPERATIONS[row["op"]], int(row["clients"]))].ops_per_s
                     drift.append(abs(med[0] - then) / then * 100)
                 print(f"{what:40s} ops/s {med[0]:9,.0f} -> {pred[0]:9,.0f} ({err[0]:+6.1f} %)   p50 {err[1]:+6.1f} %"
                       f"   p99 {err[2]:+6.1f} %", flush=True)
-            for label, chosen in (("all rows", errors), ("runs as fast as possible", [e for e in errors if e[0]])):
+            # "all rows" as before the paced runs were kept (sessions 1-13 have none), those apart
+            for label, chosen in (("all rows", [e for e in errors if e[0] is not True]),
+                                  ("runs as fast as possible", [e for e in errors if e[0] is False]),
+                                  ("paced runs", [e for e in errors if e[0] is True])):
+                if not chosen:
+                    continue
                 thr = [abs(e[0]) for _, e in chosen]
                 p99 = [abs(e[2]) for _, e in chosen]
                 print(f"# {label}: throughput mean |error| {np.mean(thr):.1f} % (within 15 %: {sum(t <= 15 for t in thr)}"

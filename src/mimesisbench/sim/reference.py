@@ -97,7 +97,8 @@ class RWLock:
 
     ``acquire`` gives None when the lock is taken at once, else the event of the caller's turn,
     which fires with (the CPU its thread still spends waking from the park before its work under
-    the lock, whether it runs on a core already); each park is counted in ``parks`` (per call).
+    the lock, whether it runs on a core already, or the event of the core it asked for as it
+    woke: it asks at once, as the native loop's thread does, before others woken with it); each park is counted in ``parks`` (per call).
     A woken thread whose call stalls is descheduled first when the cores are wanted, and marks
     its pass's stall spent in ``stalled`` (per call; the handler clears it)."""
 
@@ -178,7 +179,9 @@ class RWLock:
         stall = self._descheduled(call)
         if stall > 0:  # the lock waits for it
             yield self.env.timeout(stall)
-        granted.succeed((self._unpark(call), False))  # the lock waits for its wake-up CPU too
+        # the lock waits for its wake-up CPU too; it wants a core from now (before the threads
+        # woken with it ask for theirs)
+        granted.succeed((self._unpark(call), self.cores.take()))
 
     def _wake_head(self) -> SimProcess:
         yield self.env.timeout(self.wake_s)
@@ -198,7 +201,7 @@ class RWLock:
             while self.queue and self.queue[0][0] != LOCK_WRITE and self._compatible(self.queue[0][0]):
                 k, c, g = self.queue.popleft()
                 self._take(k)
-                g.succeed((self._unpark(c), False))
+                g.succeed((self._unpark(c), self.cores.take()))
         elif park > 0:
             self.cores.give()  # it parks again, at the head
         self._hand_over()
@@ -307,6 +310,9 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
             owed, core = yield turn
             work += owed
         wait[i] += env.now - asked
+        if isinstance(core, simpy.Event):  # the core it asked for as it woke
+            yield core
+            core = True
         yield from cpu(work, core)
         # descheduled (twice as many bursts runnable as cores), with then without the lock
         used, stalled[i] = bool(stalled[i]), False

@@ -33,7 +33,7 @@ and what was predicted.
 calibration measurements fitted again with the current code, every kept row predicted again (the
 schedules generated again from the same seed) and compared with what was measured then; a summary
 per DIR (mean absolute error, rows within 15 %, the mean signed error of the as-fast-as-possible
-runs; the paced runs apart, kept in ``validation.json`` since session 17), and its noise floor: how
+runs; the paced runs apart, kept in ``validation.json`` since session 18), and its noise floor: how
 far the calibration's own loads measured again minutes later are from its measurements of them (a
 session whose floor is far off measured a machine whose speed moved; no model predicts that). How a
 change of the model is judged on several calibrations in seconds, rather than on one validation of

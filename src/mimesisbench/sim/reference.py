@@ -98,7 +98,8 @@ class RWLock:
     ``acquire`` gives None when the lock is taken at once, else the event of the caller's turn,
     which fires with (the CPU its thread still spends waking from the park before its work under
     the lock, whether it runs on a core already, or the event of the core it asked for as it
-    woke: it asks at once, as the native loop's thread does, before others woken with it); each park is counted in ``parks`` (per call).
+    woke: it asks at once, as the native loop's thread does, before others woken with it); each
+    park is counted in ``parks`` (per call).
     A woken thread whose call stalls is descheduled first when the cores are wanted, and marks
     its pass's stall spent in ``stalled`` (per call; the handler clears it)."""
 

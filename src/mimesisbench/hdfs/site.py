@@ -85,7 +85,8 @@ def core_site(ports: Ports, layout: Layout) -> dict[str, str]:
 
 
 def hdfs_site(ports: Ports, layout: Layout, namenode_settings: Mapping[str, str]) -> dict[str, str]:
-    """Single-node defaults (replication 1, no permissions, quick safe mode), then the user's keys."""
+    """Single-node defaults (replication 1, no permissions, quick safe mode that waits for every
+    block), then the user's keys."""
     settings = {
         "dfs.replication": "1",
         "dfs.permissions.enabled": "false",
@@ -104,6 +105,10 @@ def hdfs_site(ports: Ports, layout: Layout, namenode_settings: Mapping[str, str]
         "dfs.datanode.hostname": HOST,
         "dfs.namenode.safemode.extension": "0",
         "dfs.namenode.safemode.min.datanodes": "0",
+        # out of safe mode only once every complete block is reported: with the default (0.999 of
+        # them, rounded down) a namespace of one block (a run's marker) left safe mode before the
+        # DataNode's block report, and a read right after a restart found no replica of it
+        "dfs.namenode.safemode.threshold-pct": "1.0",
         "dfs.webhdfs.enabled": "true",
         "dfs.namenode.audit.loggers": "default",
     }

@@ -440,10 +440,16 @@ enum Linger {
     Off,
     /// Nap this long whenever calls are in flight and nothing may be issued, paced or not.
     Fixed(i64),
-    /// As fast as possible only, and only with at least `AUTO_MIN_CALLS` calls in flight (so a
-    /// nap leaves the server a queue): nap an eighth of the recent mean latency, at most this
-    /// long. An eighth keeps a reply's end time within 1/8 of the mean latency while reading
-    /// about `calls / 8` replies per wake-up.
+    /// Only with at least `AUTO_MIN_CALLS` calls in flight (so a nap leaves the server a queue),
+    /// and in a paced run only while the lane is behind its schedule (an event is due that no
+    /// slot is free for): nap an eighth of the recent mean latency (from issue to reply), at
+    /// most this long. An eighth keeps a reply's end time within 1/8 of the mean latency while
+    /// reading about `calls / 8` replies per wake-up. A paced lane behind its schedule is a
+    /// server that cannot keep up (a burst's backlog): there the client's CPU, on a host it may
+    /// share with the server, is what it takes from the server, and a reply's end time late by
+    /// a fraction of the service time is small beside the backlog's wait, which the latency (from
+    /// the due time) is made of; a lane on schedule waits on the socket, so its replies are
+    /// timed as they come.
     Auto(i64),
 }
 
@@ -452,12 +458,13 @@ enum Linger {
 const AUTO_MIN_CALLS: usize = 16;
 
 impl Linger {
-    /// How long to nap now (0: wait on the socket). `mean_ns`: the recent mean latency.
-    fn nap_ns(self, paced: bool, in_flight: usize, mean_ns: i64) -> i64 {
+    /// How long to nap now (0: wait on the socket). `behind`: an event is due that the lane may
+    /// not issue yet; `mean_ns`: the recent mean latency.
+    fn nap_ns(self, paced: bool, behind: bool, in_flight: usize, mean_ns: i64) -> i64 {
         match self {
             Linger::Off => 0,
             Linger::Fixed(ns) => ns,
-            Linger::Auto(cap) if !paced && in_flight >= AUTO_MIN_CALLS => (mean_ns / 8).min(cap),
+            Linger::Auto(cap) if (!paced || behind) && in_flight >= AUTO_MIN_CALLS => (mean_ns / 8).min(cap),
             Linger::Auto(_) => 0,
         }
     }
@@ -628,6 +635,7 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
         // 4. wait for replies, or until the next event is due
         let mut timeout = MAX_SLEEP_NS;
         let mut until_due = i64::MAX; // until the next event may be issued (less the spin)
+        let behind = dispatching && next < n && pace.origin_ns + if pace.paced { inp.due[next] } else { 0 } <= now_ns();
         if !ended.is_empty() {
             timeout = 0;
         } else if dispatching && next < n && book.used < pace.outstanding {
@@ -636,7 +644,7 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
             until_due = if left <= pace.spin_ns { 0 } else { left - pace.spin_ns };
             timeout = until_due.min(MAX_SLEEP_NS);
         }
-        let nap_ns = if calls.is_empty() || rpc.conn.pending() { 0 } else { pace.linger.nap_ns(pace.paced, calls.len(), mean_ns) };
+        let nap_ns = if calls.is_empty() || rpc.conn.pending() { 0 } else { pace.linger.nap_ns(pace.paced, behind, calls.len(), mean_ns) };
         if timeout > 0 && nap_ns > 0 {
             nap(nap_ns.min(until_due)); // a nap (at most 10 ms) may outlast MAX_SLEEP_NS
         } else if timeout > 0 || rpc.conn.pending() {
@@ -780,9 +788,11 @@ impl HdfsLane {
     }
 
     /// How long the lane naps before reading replies (0: it waits on the socket) when it has
-    /// `in_flight` calls out, nothing it may issue, and `mean_ns` as its recent mean latency.
-    fn nap_ns(&self, paced: bool, in_flight: usize, mean_ns: i64) -> i64 {
-        self.linger.nap_ns(paced, in_flight, mean_ns)
+    /// `in_flight` calls out, nothing it may issue (`behind`: though an event is due), and
+    /// `mean_ns` as its recent mean latency.
+    #[pyo3(signature = (paced, in_flight, mean_ns, *, behind=false))]
+    fn nap_ns(&self, paced: bool, in_flight: usize, mean_ns: i64, behind: bool) -> i64 {
+        self.linger.nap_ns(paced, behind, in_flight, mean_ns)
     }
 
     /// The op codes this lane performs.

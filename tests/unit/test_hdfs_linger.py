@@ -29,17 +29,21 @@ def test_the_url_option_reads_auto_off_and_durations_and_names_a_bad_value() -> 
             HdfsUrl(f"hdfs://nn:8020/b?linger={bad}")
 
 
-def test_auto_naps_an_eighth_of_the_mean_latency_only_as_fast_as_possible_with_16_calls_out() -> None:
+def test_auto_naps_an_eighth_of_the_mean_latency_with_16_calls_out_as_fast_as_possible_or_behind() -> None:
     lane = _lane("hdfs://nn:8020/b")
     assert lane.nap_ns(False, 64, 1_000_000) == 125_000
     assert lane.nap_ns(False, 16, 400_000) == 50_000
     assert lane.nap_ns(False, 64, 8_000_000) == 200_000  # at most 200 us
     assert lane.nap_ns(False, 15, 1_000_000) == 0  # too few calls out: it waits on the socket
-    assert lane.nap_ns(True, 64, 1_000_000) == 0  # a paced run never naps on its own
+    # paced: only while behind its schedule (an event due, no slot for it: a backlog)
+    assert lane.nap_ns(True, 64, 1_000_000) == 0  # on schedule: replies timed as they come
+    assert lane.nap_ns(True, 64, 1_000_000, behind=True) == 125_000
+    assert lane.nap_ns(True, 64, 8_000_000, behind=True) == 200_000
+    assert lane.nap_ns(True, 15, 1_000_000, behind=True) == 0
 
 
 def test_a_fixed_linger_naps_always_and_off_never() -> None:
     fixed, off = _lane("hdfs://nn:8020/b?linger=2ms"), _lane("hdfs://nn:8020/b?linger=off")
-    for paced, calls, mean in ((False, 1, 100_000), (True, 64, 5_000_000), (False, 64, 0)):
-        assert fixed.nap_ns(paced, calls, mean) == 2_000_000
-        assert off.nap_ns(paced, calls, mean) == 0
+    for paced, calls, mean, behind in ((False, 1, 100_000, False), (True, 64, 5_000_000, True), (False, 64, 0, False)):
+        assert fixed.nap_ns(paced, calls, mean, behind=behind) == 2_000_000
+        assert off.nap_ns(paced, calls, mean, behind=behind) == 0

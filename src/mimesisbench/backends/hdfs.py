@@ -81,11 +81,14 @@ where HA and Kerberos settings come from. Query parameters that look like Hadoop
 ``linger=auto|off|DURATION`` (the native lane only): how the native lane reads replies. ``off``
 wakes it on every reply; a duration (at most 10ms) naps that long whenever calls are in flight
 and nothing may be issued, so one wake-up reads every reply that came meanwhile; ``auto`` (the
-default) naps an eighth of the recent mean latency (at most 200us) in an as-fast-as-possible
-dispatch (``micro``, runs at time scale 0) with at least 16 calls in flight, and never in a paced
-run. A reply's end time is when it was read, so a nap makes it late by at most the nap: with
-``auto``, within an eighth of the mean latency. What it buys: on one machine the client's
-wake-up per reply is most of its CPU per call (docs/hdfs-backend.md, "Measured").
+default) naps an eighth of the recent mean latency (at most 200us) with at least 16 calls in
+flight, in an as-fast-as-possible dispatch (``micro``, runs at time scale 0) always, in a paced
+run only while the lane is behind its schedule (an event is due that no slot is free for: the
+server is not keeping up, and the latency is mostly the backlog). A reply's end time is when it
+was read, so a nap makes it late by at most the nap: with ``auto``, within an eighth of the mean
+latency. What it buys: on one machine the client's wake-up per reply is most of its CPU per call
+(docs/hdfs-backend.md, "Measured"), CPU that a client on the server's host takes from the server
+just when it is short of it.
 """
 
 from __future__ import annotations

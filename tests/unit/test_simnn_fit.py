@@ -26,9 +26,9 @@ LOADS = (1, 4, 32)
 CALLS = 4000
 
 
-def measured(op: OpCode, cost: OpCost, clients: int) -> OpMeasurement:
+def measured(op: OpCode, cost: OpCost, clients: int, settings: ServerSettings = SETTINGS) -> OpMeasurement:
     """What a micro-benchmark of the model with ``cost`` shows, as calibrate records it."""
-    times = simulate_micro(op, CALLS, clients, Calibration({op: cost}, SETTINGS), seed=11).times
+    times = simulate_micro(op, CALLS, clients, Calibration({op: cost}, settings), seed=11).times
     service = times.service
     client = cost.client_cpu_s + cost.client_wake_s * float(times.client_wakes.mean())
     server = (cost.server_cpu_s + cost.server_wake_s * float(times.server_wakes.mean())
@@ -66,6 +66,27 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
         assert fitted.client_cpu_s + sim.client_wakes * fitted.client_wake_s == pytest.approx(
             m.client_cpu_s, rel=0.10), m.concurrency
     assert report[op.label]["middle_clients"] == LOADS[1]
+    assert cal.settings.wake_s == SETTINGS.wake_s  # the heavy load reached: the hand-over stays as set
+
+
+def test_a_machine_that_hands_the_lock_over_faster_gets_a_shorter_hand_over() -> None:
+    """A cheap write whose heavy load, measured where the fair lock's hand-over takes 5 us, the
+    fit with the default 20 us cannot reach even with the least lock share: it shortens the
+    hand-over until the heavy load is reached, and keeps it in the calibration's settings."""
+    fast = replace(SETTINGS, wake_s=5e-6)
+    truth = OpCost(10e-6, 30e-6, 40e-6, delay_sigma=0.5, cpu_cv=0.5, lock_share=0.2, client_wake_s=20e-6,
+                   server_wake_s=60e-6, handler_wake_s=20e-6)
+    loads = tuple(measured(OpCode.CREATE, truth, clients, fast) for clients in LOADS)
+    # with the hand-over as set (20 us), the least lock share is far from the measured heavy load
+    least = replace(truth, lock_share=0.05)
+    assert simulate_measurement(loads[2], least, SETTINGS).ops_per_s < 0.8 * loads[2].ops_per_s
+    cal, report = calibrate([(loads[0], loads[1], loads[2])], SETTINGS, {"test": True})
+    # the longest hand-over that reaches it: shorter than as set, longer than none
+    assert 0.0 < cal.settings.wake_s < 0.75 * SETTINGS.wake_s
+    heavy = report[OpCode.CREATE.label]
+    assert heavy["heavy_fitted_ops_per_s"] == pytest.approx(heavy["heavy_measured_ops_per_s"], rel=0.05)
+    assert simulate_measurement(loads[2], cal.costs[OpCode.CREATE], cal.settings).ops_per_s == pytest.approx(
+        loads[2].ops_per_s, rel=0.05)
 
 
 def test_the_fit_refuses_loads_out_of_order() -> None:

@@ -27,13 +27,14 @@ as the calibration (the JVM compiles as it goes: both clusters run the schedules
 history; with ``--keep-calibration``, kept in ``DIR/unfair``, not used to predict). Prints the
 median of the repeats, their range, the prediction and its error against the median. With
 ``--keep-calibration DIR`` it also writes ``DIR/validation.json``: every row's measured median
-and what was predicted.
+(and, for the runs, since session 19, the range of its repeats) and what was predicted.
 
 ``score``: the model as it is now against validations kept earlier, without a cluster: each DIR's
 calibration measurements fitted again with the current code, every kept row predicted again (the
 schedules generated again from the same seed) and compared with what was measured then; a summary
 per DIR (mean absolute error, rows within 15 %, the mean signed error of the as-fast-as-possible
-runs; the paced runs apart, kept in ``validation.json`` since session 18), and its noise floor: how
+runs; the paced runs apart, kept in ``validation.json`` since session 18; where the runs' ranges are
+kept, how many predicted p99s fall within the measured repeats' range), and its noise floor: how
 far the calibration's own loads measured again minutes later are from its measurements of them (a
 session whose floor is far off measured a machine whose speed moved; no model predicts that). How a
 change of the model is judged on several calibrations in seconds, rather than on one validation of
@@ -105,6 +106,11 @@ Figure = tuple[float, float, float]  # throughput (ops/s), p50 (ms), p99 (ms)
 
 def _pct(pred: float, meas: float) -> str:
     return f"{(pred - meas) / meas * 100:+6.1f} %" if meas else "  n/a"
+
+
+def _spread(measured: list[Figure]) -> list[list[float]]:
+    """Each figure's least and greatest over the repeats (what validation.json keeps as ``range``)."""
+    return [[min(m[k] for m in measured), max(m[k] for m in measured)] for k in range(3)]
 
 
 def _row(what: str, measured: list[Figure], pred: Figure) -> list[float]:
@@ -194,13 +200,15 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
                                  *hdfs) for r in range(repeat)]
                     pred = _run(schedule, sim_url, work / "sim", "--as-fast-as-possible")
                     med = _row(f"{name}, as fast as possible", fast, pred)
-                    rows.append({"fair": fair, "schedule": name, "measured": med, "predicted": list(pred)})
+                    rows.append({"fair": fair, "schedule": name, "measured": med, "range": _spread(fast),
+                                 "predicted": list(pred)})
                     rate = f"{np.median([f[0] for f in fast]) / 2:.0f}/s"
                     paced = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-p{r}", work / "runs", "--rate", rate,
                                   "--max-drift", "off", *hdfs) for r in range(repeat)]
                     pred = _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off")
                     med = _row(f"{name}, paced at {rate}", paced, pred)
-                    rows.append({"fair": fair, "schedule": name, "rate": rate, "measured": med, "predicted": list(pred)})
+                    rows.append({"fair": fair, "schedule": name, "rate": rate, "measured": med, "range": _spread(paced),
+                                 "predicted": list(pred)})
                 micro_loads = [(f"micro {op} x {c}", op, c) for c in ((4, 16, 32) if fair else (4, 16, 32, 64))
                                for op in ("fileStatus", "create")]
                 if fair:  # the noise floor: the calibration's own loads measured again, against the fit
@@ -225,7 +233,7 @@ def score(dirs: list[Path]) -> None:
             measured = calibration_measurements(kept, kept_cal)
             loads = load_triples(kept, measured)
             # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
-            # today's defaults
+            # today's defaults (the fit shortens the hand-over where a write's heavy load needs it)
             settings = replace(kept_cal.settings, wake_s=ServerSettings().wake_s, park_s=ServerSettings().park_s)
             cal, _ = calibrate(loads, settings, dict(kept_cal.source))
             cal_dir = work / f"cal{n}"
@@ -233,6 +241,7 @@ def score(dirs: list[Path]) -> None:
             cal.write(cal_dir / "calibration.json")
             print(f"# {kept}: refitted with the current model", flush=True)
             errors: list[tuple[bool | None, list[float]]] = []  # (paced: None for a micro row, the errors)
+            inside: list[tuple[bool, bool]] = []  # the runs kept with their repeats' range: (paced, p99 inside it)
             drift: list[float] = []  # the calibration's own loads measured again, against themselves
             for row in validation["rows"]:
                 fair = bool(row["fair"])
@@ -249,6 +258,9 @@ def score(dirs: list[Path]) -> None:
                 med = row["measured"]
                 err = [(p - m) / m * 100 for p, m in zip(pred, med, strict=True)]
                 errors.append(("rate" in row if "schedule" in row else None, err))
+                if "schedule" in row and "range" in row:
+                    low, high = row["range"][2]
+                    inside.append(("rate" in row, low <= pred[2] <= high))
                 if str(row.get("what", "")).startswith("again:"):
                     then = measured[(OPERATIONS[row["op"]], int(row["clients"]))].ops_per_s
                     drift.append(abs(med[0] - then) / then * 100)
@@ -265,6 +277,11 @@ def score(dirs: list[Path]) -> None:
                 print(f"# {label}: throughput mean |error| {np.mean(thr):.1f} % (within 15 %: {sum(t <= 15 for t in thr)}"
                       f"/{len(thr)}; mean signed {np.mean([e[0] for _, e in chosen]):+.1f} %), p99 mean |error| "
                       f"{np.mean(p99):.1f} % (within 15 %: {sum(t <= 15 for t in p99)}/{len(p99)})", flush=True)
+            for paced in (False, True):  # sessions 19 on keep each run's range over its repeats
+                hits = [ok for p, ok in inside if p is paced]
+                if hits:
+                    print(f"# {'paced runs' if paced else 'runs as fast as possible'}: the predicted p99 within the "
+                          f"measured repeats' range in {sum(hits)}/{len(hits)}", flush=True)
             if drift:  # what a perfect model would miss by on this machine that session
                 print(f"# noise floor: the calibration's loads measured again differ from its own measurements "
                       f"by {np.mean(drift):.1f} % on average, {max(drift):.1f} % at most", flush=True)

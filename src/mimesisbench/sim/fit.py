@@ -245,6 +245,8 @@ def fit_cost(light: OpMeasurement, middle: OpMeasurement, heavy: OpMeasurement, 
 
 def _short(heavy: OpMeasurement, cost: OpCost, settings: ServerSettings) -> float:
     """How far the heavy load's fitted throughput falls short of the measured (0: it reaches it)."""
+    if heavy.ops_per_s <= 0:
+        return 0.0
     return max(0.0, 1.0 - simulate_measurement(heavy, cost, settings).ops_per_s / heavy.ops_per_s)
 
 
@@ -252,9 +254,10 @@ def _fit_wake(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], c
               settings: ServerSettings, lock_share: float) -> float:
     """The lock hand-over (``wake_s``) to fit with: the one set, unless a write's heavy load falls
     short of its measured throughput with it (the module doc says how)."""
+    if not settings.fair:  # an unfair lock is not handed over: nothing waits for the woken thread
+        return settings.wake_s
     short = [(light, middle, heavy) for light, middle, heavy in loads
-             if lock_kind(light.op) == LOCK_WRITE and settings.fair
-             and _short(heavy, costs[light.op], settings) > WAKE_TOLERANCE]
+             if lock_kind(light.op) == LOCK_WRITE and _short(heavy, costs[light.op], settings) > WAKE_TOLERANCE]
     if not short:
         return settings.wake_s
 

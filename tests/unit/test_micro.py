@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -111,6 +113,28 @@ def test_failed_operations_are_counted_not_fatal(tmp_path: Path) -> None:
     timings = run_batch(backend, backend.create, None, [f"/f{i}" for i in range(20)], 4)
     assert error_counts(timings.outcome) == {"exists": 2}
     assert int(timings.outcome[3]) == int(Outcome.EXISTS)
+
+
+def test_the_client_cpu_is_the_replay_alone_and_the_marks_bound_that_span() -> None:
+    """The client's CPU is taken after the garbage collection that opens a batch, as a run's
+    worker takes it (in a process holding many objects the collection costs far more than a few
+    operations), and ``mark`` (where micro reads the server's and the host's CPU) is called at
+    both ends of that span, with the collector off."""
+    from mimesisbench.backends.null import NullBackend
+
+    held = [(i, str(i)) for i in range(1_000_000)]  # objects the collection must walk
+    t0 = time.process_time()
+    gc.collect()
+    collection_s = time.process_time() - t0
+    backend = NullBackend()
+    marks: list[tuple[bool, float]] = []
+    timings = run_batch(backend, backend.create, None, [f"/f{i}" for i in range(20)], 1,
+                        mark=lambda: marks.append((gc.isenabled(), time.process_time())))
+    assert len(held) == 1_000_000
+    assert [enabled for enabled, _ in marks] == [False, False]
+    assert gc.isenabled()
+    assert 0.0 <= timings.cpu_s <= marks[1][1] - marks[0][1]
+    assert timings.cpu_s < collection_s / 2, (timings.cpu_s, collection_s)
 
 
 def test_a_broken_backend_stops_the_batch_with_a_backend_error() -> None:

@@ -104,8 +104,9 @@ def _timed_args(backend: Backend, plan: MicroPlan) -> list[Any]:
 def run_micro(config: MicroConfig, server_cpu: Callable[[], float | None] | None = None) -> MicroResult:
     """Run one micro-benchmark; raises ``MimesisError`` subclasses for user and backend problems.
 
-    ``server_cpu``: reads the server's CPU seconds (a managed NameNode's process), read before and
-    after the timed batch: the summary then has the server's CPU per operation beside the client's.
+    ``server_cpu``: reads the server's CPU seconds (a managed NameNode's process), read as the timed
+    replay starts and as it ends (the span of the client's CPU): the summary then has the server's
+    CPU per operation beside the client's.
     """
     backend = open_backend(config.backend)
     if getattr(backend, "virtual_time", False):
@@ -129,9 +130,11 @@ def run_micro(config: MicroConfig, server_cpu: Callable[[], float | None] | None
         sync, aio = _ops(backend, config.op_code)
         args = _timed_args(backend, plan)
         native = None if runner is None else (runner, config.op_code)
-        server0 = None if server_cpu is None else server_cpu()
-        timings = run_batch(backend, sync, aio, args, config.concurrency, config.client, native=native)
-        server1 = None if server_cpu is None else server_cpu()
+        readings: list[float | None] = []  # the server's CPU as the replay starts and as it ends
+        mark = None if server_cpu is None else (lambda: readings.append(server_cpu()))
+        timings = run_batch(backend, sync, aio, args, config.concurrency, config.client, native=native, mark=mark)
+        if len(readings) == 2:
+            server0, server1 = readings
     finally:
         if not config.keep:
             t1 = time.perf_counter()

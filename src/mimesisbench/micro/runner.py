@@ -20,7 +20,7 @@ import asyncio
 import gc
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,6 +36,8 @@ from mimesisbench.schedule.format import OpCode
 #: ``auto`` uses asyncio (for async backends) above this many clients, threads up to it
 ASYNC_ABOVE = 256
 CLIENTS = ("auto", "native", "asyncio", "threads")
+#: called as a timed replay starts and as it ends (``run_batch``)
+Mark = Callable[[], object]
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Timings:
     outcome: np.ndarray
     client: str  # "native", "asyncio" or "threads"
     concurrency: int
-    cpu_s: float = 0.0  # the client's CPU time over the batch (this process, every thread)
+    cpu_s: float = 0.0  # the client's CPU time over the replay (this process, every thread; see _replay_window)
 
     @property
     def elapsed_ns(self) -> int:
@@ -61,14 +63,26 @@ class Timings:
 
 
 @contextmanager
-def _no_gc() -> Iterator[None]:
-    """No cyclic garbage collection pauses while timing (nothing here makes cycles)."""
+def _replay_window(mark: Mark | None) -> Iterator[list[float]]:
+    """No cyclic garbage collection pauses while timing (nothing here makes cycles), and the
+    client's CPU over the replay alone (``[seconds]`` once the block ends): taken after the
+    collection and the batch's preparation, as a run's worker takes it, with ``mark`` called
+    just inside both ends (where the caller reads the server's and the host's CPU, so that all
+    three cover the same span). A full collection in a process that has imported the tool costs
+    tens of milliseconds, a few microseconds an operation of a 10,000-operation batch, which
+    ``simnn calibrate`` used to charge every call as the client's work."""
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
+    if mark is not None:
+        mark()
+    cpu = [time.process_time()]
     try:
-        yield
+        yield cpu
     finally:
+        cpu[0] = time.process_time() - cpu[0]
+        if mark is not None:
+            mark()
         if enabled:
             gc.enable()
 
@@ -109,9 +123,11 @@ def run_batch(
     client: str = "auto",
     *,
     native: tuple[NativeLaneRunner, OpCode] | None = None,
+    mark: Mark | None = None,
 ) -> Timings:
     """Issue ``fn(arg)`` for every arg with ``concurrency`` closed-loop clients of kind ``client``
-    (``native``: the runner and the op code, when the backend has a native client).
+    (``native``: the runner and the op code, when the backend has a native client; ``mark``:
+    called as the timed replay starts and as it ends, see ``_replay_window``).
 
     Failed operations (``backend.op_errors``) are classified and recorded; anything else means
     the backend broke: the batch stops and the exception is raised (``BackendError`` as is,
@@ -120,16 +136,13 @@ def run_batch(
     n = len(args)
     concurrency = max(1, min(concurrency, n)) if n else 1
     kind = choose_client(backend, concurrency, client, native=native is not None)
-    cpu0 = time.process_time()
     if kind == "native" and native is not None:
-        timings = _run_native(native[0], native[1], args, concurrency)
-    elif kind == "asyncio" and fn_async is not None:
-        timings = _run_async(backend, fn_async, args, concurrency)
-    elif fn_sync is None:
+        return _run_native(native[0], native[1], args, concurrency, mark)
+    if kind == "asyncio" and fn_async is not None:
+        return _run_async(backend, fn_async, args, concurrency, mark)
+    if fn_sync is None:
         raise ValueError("no operation to run")
-    else:
-        timings = _run_threads(backend, fn_sync, args, concurrency if backend.thread_safe else 1)
-    return replace(timings, cpu_s=time.process_time() - cpu0)
+    return _run_threads(backend, fn_sync, args, concurrency if backend.thread_safe else 1, mark)
 
 
 def _arrays(n: int) -> tuple[list[int], list[int], list[int]]:
@@ -152,7 +165,7 @@ def _broken(exc: BaseException) -> BaseException:
     return BackendError(f"the backend failed during the micro-benchmark: {type(exc).__name__}: {exc}")
 
 
-def _run_async(backend: Backend, fn: AsyncOp, args: Sequence[Any], concurrency: int) -> Timings:
+def _run_async(backend: Backend, fn: AsyncOp, args: Sequence[Any], concurrency: int, mark: Mark | None) -> Timings:
     n = len(args)
     starts, ends, outs = _arrays(n)
     op_errors = backend.op_errors
@@ -181,15 +194,15 @@ def _run_async(backend: Backend, fn: AsyncOp, args: Sequence[Any], concurrency: 
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
-    with _no_gc():
+    with _replay_window(mark) as cpu:
         try:
             asyncio.run(main())
         except Exception as exc:  # noqa: BLE001 - the backend broke
             raise _broken(exc) from exc
-    return _timings(starts, ends, outs, "asyncio", concurrency)
+    return replace(_timings(starts, ends, outs, "asyncio", concurrency), cpu_s=cpu[0])
 
 
-def _run_threads(backend: Backend, fn: SyncOp, args: Sequence[Any], threads: int) -> Timings:
+def _run_threads(backend: Backend, fn: SyncOp, args: Sequence[Any], threads: int, mark: Mark | None) -> Timings:
     n = len(args)
     starts, ends, outs = _arrays(n)
     op_errors = backend.op_errors
@@ -219,7 +232,7 @@ def _run_threads(backend: Backend, fn: SyncOp, args: Sequence[Any], threads: int
             stop.set()
 
     workers = [threading.Thread(target=client, name=f"micro-{k}", daemon=True) for k in range(threads)]
-    with _no_gc():
+    with _replay_window(mark) as cpu:
         for worker in workers:
             worker.start()
         gate.wait()
@@ -227,10 +240,11 @@ def _run_threads(backend: Backend, fn: SyncOp, args: Sequence[Any], threads: int
             worker.join()
     if failures:
         raise _broken(failures[0]) from failures[0]
-    return _timings(starts, ends, outs, "threads", threads)
+    return replace(_timings(starts, ends, outs, "threads", threads), cpu_s=cpu[0])
 
 
-def _run_native(runner: NativeLaneRunner, op: OpCode, args: Sequence[Any], concurrency: int) -> Timings:
+def _run_native(runner: NativeLaneRunner, op: OpCode, args: Sequence[Any], concurrency: int,
+                mark: Mark | None) -> Timings:
     """The batch through the native client: every operation its own object (none waits for
     another), back to back, ``concurrency`` in flight: the closed loop of the other kinds."""
     n = len(args)
@@ -242,7 +256,7 @@ def _run_native(runner: NativeLaneRunner, op: OpCode, args: Sequence[Any], concu
     end = np.zeros(n, dtype=np.int64)
     outcome = np.zeros(n, dtype=np.uint8)
     flag = runner.stop_flag()
-    with _no_gc():
+    with _replay_window(mark) as cpu:
         try:
             status, count, _, message = runner.run(
                 np.full(n, int(op), dtype=np.uint8), np.zeros(n, dtype=np.int64), offsets, data, offsets2, data2,
@@ -253,4 +267,5 @@ def _run_native(runner: NativeLaneRunner, op: OpCode, args: Sequence[Any], concu
             raise _broken(exc) from exc
     if status != "done" or count != n:
         raise BackendError(f"the backend failed during the micro-benchmark: native {runner.name} lane: {message or status}")
-    return Timings(start_ns=start, end_ns=end, outcome=outcome, client="native", concurrency=concurrency)
+    return Timings(start_ns=start, end_ns=end, outcome=outcome, client="native", concurrency=concurrency,
+                   cpu_s=cpu[0])

@@ -39,8 +39,9 @@ them:
   hand-over leaves the lock idle, and a heavy write load hands it over on nearly every call): the
   hand-over is bisected down (towards 0) to the longest at which every write's heavy load comes
   within that tolerance, the ops falling short refitted at each step, then every operation is
-  fitted again with it. Where even no hand-over at all does not reach them, what holds them back
-  is not the hand-over, and it stays as set.
+  fitted again with it. Where even no hand-over at all does not bring them all within it, the
+  bar is the tolerance beyond what no hand-over does; where the hand-over as set already meets
+  that bar, it is not what holds them back, and it stays as set.
 
 Every simulation of the fit uses the same seed, so what it matches moves monotonically with the
 unknowns. In a closed loop the mean response fixes the throughput (Little's law), so the light
@@ -261,17 +262,22 @@ def _fit_wake(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], c
     if not short:
         return settings.wake_s
 
-    def reached(wake_s: float) -> bool:
+    def worst(wake_s: float) -> float:
         trial = replace(settings, wake_s=wake_s)
-        return all(_short(heavy, fit_cost(light, middle, heavy, trial, lock_share=lock_share), trial) <= WAKE_TOLERANCE
+        return max(_short(heavy, fit_cost(light, middle, heavy, trial, lock_share=lock_share), trial)
                    for light, middle, heavy in short)
 
-    if not reached(0.0):
-        return settings.wake_s  # not the hand-over: keep it as set
-    lo, hi = 0.0, settings.wake_s  # reached at lo, not at hi
+    # the bar: within the tolerance; where even no hand-over does not bring every one within
+    # it, within the tolerance of what no hand-over does (each op's fit moves a little with the
+    # hand-over, not always the same way: a rule of all or nothing failed on a write 5.0 % short)
+    at_none = worst(0.0)
+    bar = WAKE_TOLERANCE if at_none <= WAKE_TOLERANCE else at_none + WAKE_TOLERANCE
+    if max(_short(heavy, costs[light.op], settings) for light, _, heavy in short) <= bar:
+        return settings.wake_s  # no hand-over does about as well: it is not what holds them back
+    lo, hi = 0.0, settings.wake_s  # within the bar at lo, not at hi
     for _ in range(WAKE_STEPS):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if reached(mid) else (lo, mid)
+        lo, hi = (mid, hi) if worst(mid) <= bar else (lo, mid)
     return lo
 
 

@@ -574,6 +574,8 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
             Err(msg) => Some((i, t0, now_ns(), Err(msg))),
         }
     };
+    // when event `i` may be issued (as fast as possible: at once)
+    let due_at = |i: usize| pace.origin_ns + if pace.paced { inp.due[i] } else { 0 };
     let mut ended: Vec<Ended> = Vec::new();
     let mut end = End::Done;
     let mut next = 0usize; // the next event to dispatch
@@ -603,7 +605,7 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
                 dispatching = false;
                 break;
             }
-            let due = pace.origin_ns + if pace.paced { inp.due[next] } else { 0 };
+            let due = due_at(next);
             let now = now_ns();
             if now < due || book.used >= pace.outstanding {
                 break;
@@ -635,12 +637,12 @@ fn dispatch(rpc: &mut Rpc, inp: &Inputs, out: &mut Outputs, pace: &Pacing, stop:
         // 4. wait for replies, or until the next event is due
         let mut timeout = MAX_SLEEP_NS;
         let mut until_due = i64::MAX; // until the next event may be issued (less the spin)
-        let behind = dispatching && next < n && pace.origin_ns + if pace.paced { inp.due[next] } else { 0 } <= now_ns();
+        // paced, an event due and not issued (as fast as possible the linger does not ask)
+        let behind = pace.paced && dispatching && next < n && due_at(next) <= now_ns();
         if !ended.is_empty() {
             timeout = 0;
         } else if dispatching && next < n && book.used < pace.outstanding {
-            let due = pace.origin_ns + if pace.paced { inp.due[next] } else { 0 };
-            let left = due - now_ns();
+            let left = due_at(next) - now_ns();
             until_due = if left <= pace.spin_ns { 0 } else { left - pace.spin_ns };
             timeout = until_due.min(MAX_SLEEP_NS);
         }

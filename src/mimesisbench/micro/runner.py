@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -149,13 +149,15 @@ def _arrays(n: int) -> tuple[list[int], list[int], list[int]]:
     return [0] * n, [0] * n, [0] * n
 
 
-def _timings(starts: list[int], ends: list[int], outs: list[int], client: str, concurrency: int) -> Timings:
+def _timings(starts: list[int], ends: list[int], outs: list[int], client: str, concurrency: int,
+             cpu_s: float) -> Timings:
     return Timings(
         start_ns=np.asarray(starts, dtype=np.int64),
         end_ns=np.asarray(ends, dtype=np.int64),
         outcome=np.asarray(outs, dtype=np.uint8),
         client=client,
         concurrency=concurrency,
+        cpu_s=cpu_s,
     )
 
 
@@ -199,7 +201,7 @@ def _run_async(backend: Backend, fn: AsyncOp, args: Sequence[Any], concurrency: 
             asyncio.run(main())
         except Exception as exc:  # noqa: BLE001 - the backend broke
             raise _broken(exc) from exc
-    return replace(_timings(starts, ends, outs, "asyncio", concurrency), cpu_s=cpu[0])
+    return _timings(starts, ends, outs, "asyncio", concurrency, cpu[0])
 
 
 def _run_threads(backend: Backend, fn: SyncOp, args: Sequence[Any], threads: int, mark: Mark | None) -> Timings:
@@ -240,7 +242,7 @@ def _run_threads(backend: Backend, fn: SyncOp, args: Sequence[Any], threads: int
             worker.join()
     if failures:
         raise _broken(failures[0]) from failures[0]
-    return replace(_timings(starts, ends, outs, "threads", threads), cpu_s=cpu[0])
+    return _timings(starts, ends, outs, "threads", threads, cpu[0])
 
 
 def _run_native(runner: NativeLaneRunner, op: OpCode, args: Sequence[Any], concurrency: int,

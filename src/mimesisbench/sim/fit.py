@@ -257,8 +257,9 @@ def _fit_wake(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], c
     short of its measured throughput with it (the module doc says how)."""
     if not settings.fair:  # an unfair lock is not handed over: nothing waits for the woken thread
         return settings.wake_s
-    short = [(light, middle, heavy) for light, middle, heavy in loads
-             if lock_kind(light.op) == LOCK_WRITE and _short(heavy, costs[light.op], settings) > WAKE_TOLERANCE]
+    as_set = {light.op: _short(heavy, costs[light.op], settings)
+              for light, _, heavy in loads if lock_kind(light.op) == LOCK_WRITE}
+    short = [(light, middle, heavy) for light, middle, heavy in loads if as_set.get(light.op, 0.0) > WAKE_TOLERANCE]
     if not short:
         return settings.wake_s
 
@@ -272,7 +273,7 @@ def _fit_wake(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], c
     # hand-over, not always the same way: a rule of all or nothing failed on a write 5.0 % short)
     at_none = worst(0.0)
     bar = WAKE_TOLERANCE if at_none <= WAKE_TOLERANCE else at_none + WAKE_TOLERANCE
-    if max(_short(heavy, costs[light.op], settings) for light, _, heavy in short) <= bar:
+    if max(as_set[light.op] for light, _, _ in short) <= bar:
         return settings.wake_s  # no hand-over does about as well: it is not what holds them back
     lo, hi = 0.0, settings.wake_s  # within the bar at lo, not at hi
     for _ in range(WAKE_STEPS):

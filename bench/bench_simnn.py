@@ -1,8 +1,8 @@
 """The simulated NameNode (``simnn:``): its speed, and its predictions against a managed HDFS.
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
-    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR]
-    .venv/bin/python bench/bench_simnn.py score DIR [DIR ...]
+    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--fit-dispatch]
+    .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--fit-dispatch]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -12,7 +12,8 @@ directory written).
 
 ``validate``: on a fresh managed HDFS (fair lock), ``simnn calibrate``'s measurements and fit (each
 operation with ``micro`` at 1, 8 and 64 clients); then, on the same NameNode, the built-in profile's
-write-heavy type alone and both its types (6,000 s of its time at c = 0.01), each after an
+write-heavy type alone and both its types (6,000 s of its time at c = 0.01), and since session 25
+its read-heavy type alone (opens and listings; its files doubled: 33,863 operations), each after an
 untimed warm-up run, ``--repeat`` times as fast as possible (32 lanes a worker, a worker a file
 type: the maximum throughput of that load, and its p50 and p99) and paced at half that
 throughput (its mean rate; the schedule offers three quarters of its operations faster than the
@@ -126,8 +127,10 @@ def _row(what: str, measured: list[Figure], pred: Figure) -> list[float]:
     return medians
 
 
-#: the schedules a validation replays: name -> generate's type options (6,000 s at c = 0.01, seed 7)
-SCHEDULES = (("write-heavy type", ["--types", "1"]), ("both types", []))
+#: (name, generate's arguments): the built-in profile's write-heavy type alone, both types, and
+#: (since session 25) its read-heavy type alone, its files doubled for more operations
+SCHEDULES = (("write-heavy type", ["--types", "1", "--duration", "6000s"]), ("both types", ["--duration", "6000s"]),
+             ("read-heavy type", ["--types", "2", "--scale-files", "2", "--duration", "6000s"]))
 
 
 def _schedules(work: Path) -> dict[str, Path]:
@@ -135,10 +138,9 @@ def _schedules(work: Path) -> dict[str, Path]:
     schedules = {}
     for name, types in SCHEDULES:
         root = work / name.replace(" ", "-")
-        cli(["generate", str(profile), *types, "--time-scale", "0.01", "--duration", "6000s", "--seed", "7",
-             "-o", str(root)])
+        cli(["generate", str(profile), *types, "--time-scale", "0.01", "--seed", "7", "-o", str(root)])
         events = json.loads((root / "manifest.json").read_text())["counts"]["events"]
-        print(f"# {name}: the built-in profile, 6,000 s at c = 0.01, {events:,} operations", flush=True)
+        print(f"# {name}: the built-in profile ({' '.join(types)}) at c = 0.01, {events:,} operations", flush=True)
         schedules[name] = root
     return schedules
 
@@ -165,7 +167,7 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
     return _summary(max(out.iterdir(), key=lambda p: p.stat().st_mtime))
 
 
-def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
+def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = False) -> None:
     rows: list[dict[str, object]] = []  # what validation.json keeps
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -177,6 +179,7 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
                 hdfs = ["--hdfs-workdir", str(hdfs_work / "hdfs")]
                 if fair:
                     cal, raw = measure_and_fit(f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
+                                               fit_dispatch=fit_dispatch,
                                                announce=lambda s: print("calibrate:", s, flush=True))
                     write_calibration(cal_dir, cal, raw)
                     if keep is not None:  # the calibration this validation made, for later use
@@ -188,7 +191,7 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
                     # schedule slower (kept as DIR/unfair for comparison; not used to predict)
                     unfair_cal, unfair_raw = measure_and_fit(
                         f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
-                        announce=lambda s: print("measure (unfair):", s, flush=True))
+                        fit_dispatch=fit_dispatch, announce=lambda s: print("measure (unfair):", s, flush=True))
                     if keep is not None:
                         write_calibration(keep / "unfair", unfair_cal, unfair_raw)
                 cal = Calibration.load(cal_dir / "calibration.json").with_settings(fair=fair)
@@ -222,7 +225,7 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None) -> None:
             (keep / "validation.json").write_text(json.dumps({"files": files, "rows": rows}, indent=1) + "\n")
 
 
-def score(dirs: list[Path]) -> None:
+def score(dirs: list[Path], *, fit_dispatch: bool = False) -> None:
     """Each kept validation predicted again with the model as it is now (see the module)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -234,8 +237,10 @@ def score(dirs: list[Path]) -> None:
             loads = load_triples(kept, measured)
             # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
             # today's defaults (the fit shortens the hand-over where a write's heavy load needs it)
-            settings = replace(kept_cal.settings, wake_s=ServerSettings().wake_s, park_s=ServerSettings().park_s)
-            cal, _ = calibrate(loads, settings, dict(kept_cal.source))
+            default = ServerSettings()
+            settings = replace(kept_cal.settings, wake_s=default.wake_s, park_s=default.park_s,
+                               dispatch_s=default.dispatch_s)
+            cal, _ = calibrate(loads, settings, dict(kept_cal.source), fit_dispatch=fit_dispatch)
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()
             cal.write(cal_dir / "calibration.json")
@@ -302,13 +307,16 @@ def main() -> None:
                    help="Also write the calibration made here, and the validation's rows, to DIR.")
     c = sub.add_parser("score")
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
+    for p in (v, c):
+        p.add_argument("--fit-dispatch", action="store_true",
+                       help="Fit the host's switch between threads too (simnn calibrate --fit-dispatch).")
     a = ap.parse_args()
     if a.what == "speed":
         speed(a.calls, a.scale_files)
     elif a.what == "score":
-        score(a.dirs)
+        score(a.dirs, fit_dispatch=a.fit_dispatch)
     else:
-        validate(a.files, a.repeat, a.heap, a.keep_calibration)
+        validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch)
 
 
 if __name__ == "__main__":

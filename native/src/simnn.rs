@@ -27,9 +27,11 @@
 //! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
 //! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends
 //! and that starts its next one in the same step (it runs on) keeps its core (`spare`); one that
-//! blocks or goes idle gives it back at the end of the step. A handler that finds the lock taken
-//! parks, and spends `park_s` of CPU when woken (fair: with the lock reserved for it; not fair:
-//! on a core before it tries again, the lock free for anyone meanwhile).
+//! blocks or goes idle gives it back at the end of the step; a burst that waited for a core
+//! starts `dispatch_s` after the core is freed (the host's switch between threads), but for a
+//! thread woken for the lock, whose wake-up is the hand-over's. A handler that finds the lock
+//! taken parks, and spends `park_s` of CPU when woken (fair: with the lock reserved for it; not
+//! fair: on a core before it tries again, the lock free for anyone meanwhile).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -119,6 +121,7 @@ pub struct Settings {
     pub wake_s: f64,
     pub park_s: f64,
     pub async_edits: bool,
+    pub dispatch_s: f64,
 }
 
 struct Sim<'a> {
@@ -149,7 +152,7 @@ struct Sim<'a> {
     call_queue: VecDeque<usize>,
     // cores: (call, duration, step after)
     cores_free: usize,
-    core_queue: VecDeque<(usize, f64, Step)>,
+    core_queue: VecDeque<(usize, f64, Step, f64)>,
     // the core of the burst that just ended, kept for its thread's next burst in the same step
     spare: bool,
     // the namesystem lock
@@ -223,6 +226,17 @@ impl<'a> Sim<'a> {
 
     /// A CPU burst of `d` seconds, then `next`; a client's burst only takes a core when colocated.
     fn cpu(&mut self, call: usize, d: f64, next: Step, server: bool) {
+        self.cpu_after(call, d, next, server, self.set.dispatch_s);
+    }
+
+    /// The burst of a thread the lock was handed to: its wake-up is the hand-over's (`wake_s`),
+    /// so it does not pay the switch again if it waits for a core.
+    fn cpu_handed(&mut self, call: usize, d: f64, next: Step) {
+        self.cpu_after(call, d, next, true, 0.0);
+    }
+
+    /// A burst that, if it waits for a core, starts `switch` after the core is freed.
+    fn cpu_after(&mut self, call: usize, d: f64, next: Step, server: bool, switch: f64) {
         if !server && !self.set.colocated {
             self.at(self.now + d, call, next, false);
         } else if self.spare {
@@ -235,13 +249,14 @@ impl<'a> Sim<'a> {
             }
             self.at(self.now + d, call, next, self.set.cores != 0);
         } else {
-            self.core_queue.push_back((call, d, next));
+            self.core_queue.push_back((call, d, next, switch));
         }
     }
 
     fn free_core(&mut self) {
-        if let Some((call, d, next)) = self.core_queue.pop_front() {
-            self.at(self.now + d, call, next, true);
+        if let Some((call, d, next, switch)) = self.core_queue.pop_front() {
+            // it waited for the core: the switch to its thread first, the core idle meanwhile
+            self.at(self.now + switch + d, call, next, true);
         } else {
             self.cores_free += 1;
         }
@@ -264,7 +279,11 @@ impl<'a> Sim<'a> {
         }
         self.wait_lock[call] += self.now - self.asked_at[call];
         let d = park + self.calls.s_lock[call];
-        self.cpu(call, d, Step::LockWork, true);
+        if park > 0.0 {
+            self.cpu_handed(call, d, Step::LockWork); // woken for it
+        } else {
+            self.cpu(call, d, Step::LockWork, true);
+        }
     }
 
     /// A thread parked for the lock is woken: it counts the park, and spends `park_s` of CPU.
@@ -353,11 +372,11 @@ impl<'a> Sim<'a> {
             // the lock was granted at hand-over: it waits for the thread's wake-up CPU too
             self.wait_lock[call] += self.now - self.asked_at[call];
             let d = park + self.calls.s_lock[call];
-            self.cpu(call, d, Step::LockWork, true);
+            self.cpu_handed(call, d, Step::LockWork);
         } else if park > 0.0 {
             // not fair: the thread wakes (CPU, on a core; the lock is anyone's meanwhile), then
             // tries again
-            self.cpu(call, park, Step::Retry, true);
+            self.cpu_handed(call, park, Step::Retry);
         } else {
             self.retry(call);
         }
@@ -682,7 +701,7 @@ type Times<'py> = (
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's) and its handler's parks for the lock.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -709,6 +728,7 @@ fn simulate_namenode<'py>(
     wake_s: f64,
     park_s: f64,
     async_edits: bool,
+    dispatch_s: f64,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     if handlers == 0 {
@@ -736,7 +756,10 @@ fn simulate_namenode<'py>(
     if calls.lock.iter().any(|&k| k > WRITE) {
         return Err(PyValueError::new_err("simulate_namenode: lock must be 0 (none), 1 (read) or 2 (write)"));
     }
-    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits };
+    if !(dispatch_s.is_finite() && dispatch_s >= 0.0) {
+        return Err(PyValueError::new_err("simulate_namenode: dispatch_s must be a finite duration >= 0"));
+    }
+    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s };
     let (start, end, wait, c_woke, s_woke, h_woke, parks) = py.detach(|| simulate(calls, set));
     Ok((
         start.into_pyarray(py),

@@ -32,11 +32,12 @@ def _calibration(tmp_path: Path, **settings: object) -> Path:
 
 def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&park=7us&seed=3&colocated=no"
-                           "&async_edits=false")
+                           "&async_edits=false&dispatch=4us")
     assert isinstance(backend, SimnnBackend)
     s = backend.calibration.settings
     assert (s.handlers, s.fair, s.cores, s.colocated, s.async_edits) == (32, False, 4, False, False)
     assert s.sync_s == pytest.approx(1e-3) and s.wake_s == pytest.approx(5e-6) and s.park_s == pytest.approx(7e-6)
+    assert s.dispatch_s == pytest.approx(4e-6)
     assert backend.options.seed == 3
     builtin = open_backend("simnn:").calibration  # the calibration shipped with the package
     assert OpCode.GETFILEINFO in builtin.costs and OpCode.CREATE in builtin.costs

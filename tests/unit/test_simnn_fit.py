@@ -67,6 +67,27 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
             m.client_cpu_s, rel=0.10), m.concurrency
     assert report[op.label]["middle_clients"] == LOADS[1]
     assert cal.settings.wake_s == SETTINGS.wake_s  # the heavy load reached: the hand-over stays as set
+    assert cal.settings.dispatch_s == SETTINGS.dispatch_s  # and no switch between threads is added
+    fitted, _ = calibrate([(loads[0], loads[1], loads[2])], SETTINGS, {}, fit_dispatch=True)
+    assert fitted.settings.dispatch_s == SETTINGS.dispatch_s  # nor when asked for: its reads are reached
+
+
+def test_a_host_that_switches_threads_slowly_gets_the_switch_it_measured() -> None:
+    """A read measured on a host whose switch to a thread that waited for a core takes 5 us: with
+    none (as set), the fitted costs make its heavy load faster than measured; the fit, asked to,
+    finds the switch (within 20 %) and reproduces every load's throughput with it."""
+    host = replace(SETTINGS, dispatch_s=5e-6)
+    truth = OpCost(15e-6, 25e-6, 40e-6, delay_sigma=0.5, cpu_cv=0.5, client_wake_s=15e-6, server_wake_s=40e-6,
+                   handler_wake_s=10e-6)
+    loads = tuple(measured(OpCode.GETFILEINFO, truth, clients, host) for clients in LOADS)
+    assert simulate_measurement(loads[2], truth, SETTINGS).ops_per_s > 1.1 * loads[2].ops_per_s
+    # not fitted unless asked for
+    assert calibrate([(loads[0], loads[1], loads[2])], SETTINGS, {})[0].settings.dispatch_s == 0.0
+    cal, report = calibrate([(loads[0], loads[1], loads[2])], SETTINGS, {"test": True}, fit_dispatch=True)
+    assert cal.settings.dispatch_s == pytest.approx(host.dispatch_s, rel=0.2)
+    row = report[OpCode.GETFILEINFO.label]
+    for load in ("light", "middle", "heavy"):
+        assert row[f"{load}_fitted_ops_per_s"] == pytest.approx(row[f"{load}_measured_ops_per_s"], rel=0.05), load
 
 
 def test_a_machine_that_hands_the_lock_over_faster_gets_a_shorter_hand_over() -> None:

@@ -50,6 +50,14 @@ def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool
     _same_times(fair=fair, colocated=colocated, cores=cores, outstanding=outstanding, async_edits=async_edits)
 
 
+@pytest.mark.parametrize("fair", [True, False])
+@pytest.mark.parametrize("colocated", [True, False])
+def test_the_native_loop_gives_the_reference_s_times_with_a_switch_between_threads(fair: bool,
+                                                                                   colocated: bool) -> None:
+    _same_times(fair=fair, colocated=colocated, cores=2, outstanding=6, async_edits=True, dispatch_s=4e-6)
+    _same_times(fair=fair, colocated=colocated, cores=2, outstanding=0, async_edits=True, dispatch_s=4e-6)
+
+
 @pytest.mark.parametrize("seed", [7, 8])
 def test_readers_woken_together_by_a_fair_lock_ask_for_cores_in_the_same_order(seed: int) -> None:
     """A heavier open loop (2,000 calls in 20 ms) on two busy cores: a fair lock hands itself to a
@@ -61,7 +69,7 @@ def test_readers_woken_together_by_a_fair_lock_ask_for_cores_in_the_same_order(s
 
 
 def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, async_edits: bool, seed: int = 7,
-                span_s: float = 0.05) -> None:
+                span_s: float = 0.05, dispatch_s: float = 0.0) -> None:
     rng = np.random.default_rng(seed)
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
@@ -72,7 +80,8 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
-                                            wake_s=20e-6, park_s=8e-6, async_edits=async_edits))
+                                            wake_s=20e-6, park_s=8e-6, async_edits=async_edits,
+                                            dispatch_s=dispatch_s))
     n = 2000
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)
     arrive = np.zeros(n) if outstanding else np.sort(rng.uniform(0.0, span_s, n))
@@ -125,6 +134,19 @@ def test_the_write_lock_serialises_writers_and_readers_share_it(engine: str) -> 
     times = run([WRITE] * n, np.zeros(n), cal, 10, engine)
     ends = np.sort(times.end)
     assert np.allclose(np.diff(ends), s)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_burst_that_waited_for_a_core_starts_a_switch_after_it_is_freed(engine: str) -> None:
+    """Reads due at once on one core: the first runs at once, each other waited for the core and
+    starts ``dispatch_s`` after the one before it ended (the core idle meanwhile)."""
+    n, s, g = 6, 50e-6, 7e-6
+    cal = Calibration({READ: constant(s)}, settings(cores=1, dispatch_s=g))
+    times = run([READ] * n, np.zeros(n), cal, n, engine)
+    assert np.sort(times.end) == pytest.approx([k * s + (k - 1) * g for k in range(1, n + 1)], rel=1e-9)
+    # with no switch, back to back
+    times = run([READ] * n, np.zeros(n), Calibration({READ: constant(s)}, settings(cores=1)), n, engine)
+    assert np.sort(times.end) == pytest.approx([k * s for k in range(1, n + 1)], rel=1e-9)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -17,6 +17,8 @@ URL: ``simnn:`` with options after ``?``, ``&``-separated::
     sync=DURATION      one edit-log sync (e.g. 0.2ms)
     wake=DURATION      a handler's wake-up after a lock hand-over
     park=DURATION      the CPU a handler spends parking for the lock and waking again
+    dispatch=DURATION  the host's switch to a thread that waited for a core (the core idle
+                       meanwhile; fitted by simnn calibrate)
     async_edits=true|false  a write's handler goes on before its edit is synced (Hadoop 3's
                        default, dfs.namenode.edits.asynclogging), or waits for the sync
     seed=N             the draws of each call's costs (default 0)
@@ -42,11 +44,11 @@ from mimesisbench.units import parse_flag
 
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
-_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park", "seed",
-            "engine")
+_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
+            "dispatch", "seed", "engine")
 #: what an experiment's ``kind = "simnn"`` factor may set (``with_options``)
 FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-                   "seed")
+                  "dispatch", "seed")
 
 
 @dataclass(frozen=True)

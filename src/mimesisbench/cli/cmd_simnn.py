@@ -35,10 +35,13 @@ def simnn() -> None:
               show_default=True, help="As for micro.")
 @click.option("--lock-share", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="A read's share of its NameNode work under the (shared) namesystem lock; a write's is fitted.")
+@click.option("--fit-dispatch", is_flag=True,
+              help="Fit the host's switch between threads too (dispatch=; docs/simnn.md: the reads' loads come "
+                   "out nearer, the mixes as fast as possible further under).")
 @click.option("--output", "-o", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for calibration.json (simnn:?calibration=DIR) and the measurements.")
 def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, loads: str, repeat: int, client: str,
-                      lock_share: float, out: Path) -> None:
+                      lock_share: float, fit_dispatch: bool, out: Path) -> None:
     """Measure each operation on the managed NameNode at a light, a middle and a heavy load (micro,
     the CPU of both sides) and fit the simulated NameNode to them; prints how the fit reproduces each."""
     from rich.console import Console
@@ -52,7 +55,8 @@ def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, loa
     except ValueError:
         raise click.BadParameter(f"{loads!r}: three client counts, e.g. 1,8,64", param_hint="--loads") from None
     calibration, raw = measure_and_fit(backend, hdfs_workdir, ops=chosen, files=files, loads=counts, repeat=repeat,
-                                       client=client, lock_share=lock_share, announce=console.print)
+                                       client=client, lock_share=lock_share, fit_dispatch=fit_dispatch,
+                                       announce=console.print)
     path = write_calibration(out, calibration, raw)
     _show(calibration.to_json(), console)
     console.print(f"wrote {path} (use it as simnn:?calibration={out})")
@@ -62,9 +66,10 @@ def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, loa
 @click.argument("calibrations", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--lock-share", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="As for calibrate.")
+@click.option("--fit-dispatch", is_flag=True, help="As for calibrate.")
 @click.option("--output", "-o", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for the merged calibration.json and every input's measurements.")
-def merge_command(calibrations: tuple[Path, ...], lock_share: float, out: Path) -> None:
+def merge_command(calibrations: tuple[Path, ...], lock_share: float, fit_dispatch: bool, out: Path) -> None:
     """Fit one calibration to several (directories simnn calibrate wrote, e.g. on fresh clusters
     at different times): each measurement the median of theirs. Prints how the fit reproduces it."""
     from rich.console import Console
@@ -72,7 +77,7 @@ def merge_command(calibrations: tuple[Path, ...], lock_share: float, out: Path) 
     from mimesisbench.study.simnn_calibration import merge_calibrations, write_calibration
 
     console = Console(width=max(Console().width, 150))
-    calibration, raw = merge_calibrations(list(calibrations), lock_share=lock_share)
+    calibration, raw = merge_calibrations(list(calibrations), lock_share=lock_share, fit_dispatch=fit_dispatch)
     path = write_calibration(out, calibration, raw)
     _show(calibration.to_json(), console)
     console.print(f"wrote {path}, merged from {len(calibrations)} calibrations (use it as simnn:?calibration={out})")

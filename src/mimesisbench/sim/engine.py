@@ -44,7 +44,7 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, engine
             calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync, calls.rpcs,
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
-            park_s=settings.park_s, async_edits=settings.async_edits,
+            park_s=settings.park_s, async_edits=settings.async_edits, dispatch_s=settings.dispatch_s,
         )
         return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "native")
     start, end, wait, c_woke, s_woke, h_woke, parks = simulate_reference(calls, settings, max(0, outstanding))

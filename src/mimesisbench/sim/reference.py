@@ -28,12 +28,13 @@ class Cores:
     """The host's cores: FIFO, 0 for unlimited. A thread holds one from a burst to the next as long
     as it runs on, and gives it back (``give``) when it blocks or goes idle."""
 
-    def __init__(self, env: simpy.Environment, count: int) -> None:
+    def __init__(self, env: simpy.Environment, count: int, dispatch_s: float = 0.0) -> None:
         self.env = env
+        self.dispatch_s = dispatch_s
         self.unlimited = count == 0
         self.free = count
         self.wanted_at = max(1, count)
-        self.queue: deque[simpy.Event] = deque()
+        self.queue: deque[tuple[simpy.Event, float]] = deque()
 
     @property
     def wanted(self) -> bool:
@@ -41,22 +42,33 @@ class Cores:
         runnable as cores: a thread would be descheduled); never when unlimited."""
         return len(self.queue) >= self.wanted_at
 
-    def take(self) -> simpy.Event:
+    def take(self, *, handed: bool = False) -> simpy.Event:
+        """A core; if it waits for one, it gets it the switch to its thread (``dispatch_s``) after
+        it is freed, unless ``handed``: the thread woken for the lock, whose wake-up is the
+        hand-over's."""
         got = self.env.event()
         if self.unlimited or self.free > 0:
             self.free -= 0 if self.unlimited else 1
             got.succeed()
         else:
-            self.queue.append(got)
+            self.queue.append((got, 0.0 if handed else self.dispatch_s))
         return got
 
     def give(self) -> None:
         if self.unlimited:
             return
         if self.queue:
-            self.queue.popleft().succeed()
+            waiter, switch = self.queue.popleft()
+            if switch > 0:  # the switch to the waiting thread: the core idle meanwhile
+                self.env.timeout(switch).callbacks.append(lambda _: _grant(waiter))
+            else:
+                waiter.succeed()
         else:
             self.free += 1
+
+
+def _grant(event: simpy.Event) -> None:
+    event.succeed()
 
 
 class Pool:
@@ -182,7 +194,7 @@ class RWLock:
             yield self.env.timeout(stall)
         # the lock waits for its wake-up CPU too; it wants a core from now (before the threads
         # woken with it ask for theirs)
-        granted.succeed((self._unpark(call), self.cores.take()))
+        granted.succeed((self._unpark(call), self.cores.take(handed=True)))
 
     def _wake_head(self) -> SimProcess:
         yield self.env.timeout(self.wake_s)
@@ -191,7 +203,7 @@ class RWLock:
             yield self.env.timeout(stall)
         park = self._unpark(self.queue[0][1])
         if park > 0:  # the thread wakes on a core; meanwhile the lock is anyone's
-            yield self.cores.take()
+            yield self.cores.take(handed=True)
             yield self.env.timeout(park)
         self.waking = False
         kind = self.queue[0][0]
@@ -202,7 +214,7 @@ class RWLock:
             while self.queue and self.queue[0][0] != LOCK_WRITE and self._compatible(self.queue[0][0]):
                 k, c, g = self.queue.popleft()
                 self._take(k)
-                g.succeed((self._unpark(c), self.cores.take()))
+                g.succeed((self._unpark(c), self.cores.take(handed=True)))
         elif park > 0:
             self.cores.give()  # it parks again, at the head
         self._hand_over()
@@ -244,7 +256,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)
-    cores = Cores(env, settings.cores)
+    cores = Cores(env, settings.cores, settings.dispatch_s)
     slots = Pool(env, outstanding if outstanding > 0 else big, cores)
     handlers = Pool(env, settings.handlers, cores)
     parks = np.zeros(n, dtype=np.uint8)

@@ -121,6 +121,7 @@ def measure_and_fit(
     loads: tuple[int, ...] = (1, 8, 64),
     client: str = "auto",
     lock_share: float = 0.5,
+    fit_dispatch: bool = False,
     repeat: int = 3,
     warmup: bool = True,
     announce: Any = None,
@@ -239,7 +240,7 @@ def measure_and_fit(
                  "fdatasync_s": fdatasync_s, "jmx": jmx_url, "jmx_failures": watch.failures if watch else None,
                  "measurements": syncs_seen},
     }
-    calibration, _ = calibrate(triples, settings, source, lock_share=lock_share)
+    calibration, _ = calibrate(triples, settings, source, lock_share=lock_share, fit_dispatch=fit_dispatch)
     return calibration, raw
 
 
@@ -282,7 +283,8 @@ def load_triples(path: Path, measurements: dict[tuple[OpCode, int], OpMeasuremen
     return triples
 
 
-def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5) -> tuple[Calibration, list[dict[str, Any]]]:
+def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5, fit_dispatch: bool = False
+                       ) -> tuple[Calibration, list[dict[str, Any]]]:
     """One calibration from several made by ``simnn calibrate`` (see the module): the same
     operations at the same loads on clusters with the same settings, each figure the median of
     theirs (the sync time too), fitted again. Returns it and every input's micro-benchmarks."""
@@ -301,7 +303,10 @@ def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5) -> tuple[Ca
                                  f"{first_dir} has {getattr(first.settings, name)!r}")
     merged = {key: median_measurement([ms[key] for _, _, ms in sets]) for key in sorted(keys, key=lambda k: (k[0], k[1]))}
     triples = load_triples(first_dir, merged)
-    settings = replace(first.settings, sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])))
+    # the host settings the inputs' fits chose are fitted again from the merged measurements
+    default = ServerSettings()
+    settings = replace(first.settings, sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])),
+                       wake_s=default.wake_s, dispatch_s=default.dispatch_s)
     source = {
         **{k: v for k, v in first.source.items() if k not in ("measurements", "fit", "measured_on", "measured_at")},
         "merged_from": [{"path": str(d), "measured_on": cal.source.get("measured_on"),
@@ -310,7 +315,7 @@ def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5) -> tuple[Ca
         "versions": versions(),
         "measurements": [{**asdict(m), "op": m.op.label} for m in merged.values()],
     }
-    calibration, _ = calibrate(triples, settings, source, lock_share=lock_share)
+    calibration, _ = calibrate(triples, settings, source, lock_share=lock_share, fit_dispatch=fit_dispatch)
     raw: list[dict[str, Any]] = []
     for d, _ in loaded:
         micro_json = (d if d.is_dir() else d.parent) / "micro.json"

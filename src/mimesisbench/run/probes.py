@@ -18,6 +18,7 @@ loop over all probes, so a new probe needs no new branch in the coordinator:
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.parse
 from pathlib import Path
@@ -189,6 +190,30 @@ def thread_switches(pid: int) -> tuple[int, int] | None:
             elif line.startswith("nonvoluntary_ctxt_switches:"):
                 involuntary += int(line.split()[1])
     return voluntary, involuntary
+
+
+def thread_groups(pid: int) -> dict[str, tuple[float, float]] | None:
+    """Every thread of process ``pid`` grouped by its name with its digits as ``#`` (a JVM's
+    ``IPC Server handler 3 on default port 8020`` and its peers are one group; Linux keeps the
+    first 15 characters), each group's seconds on a core and seconds runnable without one so far
+    (``/proc/PID/task/*/schedstat``); None where there is no such file. Threads that ended are
+    not counted."""
+    tasks = Path(f"/proc/{pid}/task")
+    groups: dict[str, tuple[float, float]] = {}
+    try:
+        threads = list(tasks.iterdir())
+    except OSError:
+        return None
+    for task in threads:
+        try:
+            name = (task / "comm").read_text().strip()
+            on_core_ns, waiting_ns = (task / "schedstat").read_text().split()[:2]
+        except (OSError, ValueError):  # the thread ended meanwhile, or no scheduler statistics
+            continue
+        key = re.sub(r"\d+", "#", name)
+        cpu, runnable = groups.get(key, (0.0, 0.0))
+        groups[key] = (cpu + int(on_core_ns) / 1e9, runnable + int(waiting_ns) / 1e9)
+    return groups or None
 
 
 class ServerLimitsProbe(Probe):

@@ -46,7 +46,7 @@ from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.monitoring.edit_log import REFRESH_WAIT_S, SyncWatch
 from mimesisbench.monitoring.jmx import managed_jmx_url
 from mimesisbench.results.hostinfo import host_facts, versions
-from mimesisbench.run.probes import daemon_cpu_s
+from mimesisbench.run.probes import daemon_cpu_s, thread_groups
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate
 from mimesisbench.sim.model import Calibration, ServerSettings, edit_syncs
@@ -159,15 +159,18 @@ def measure_and_fit(
     syncs_seen: list[dict[str, Any]] = []
 
     host_readings: list[float] = []
+    thread_readings: list[dict[str, tuple[float, float]] | None] = []
 
     def server_cpu() -> float | None:  # read just before and just after each timed batch
         host_readings.append(host_busy_cpu_s())
+        thread_readings.append(thread_groups(namenode.pid) if namenode.process() is not None else None)
         return daemon_cpu_s(namenode)
 
     base = backend_url.rstrip("/")
 
     def micro(op: str, clients: int, tag: str) -> dict[str, Any]:
         host_readings.clear()
+        thread_readings.clear()
         return run_micro(
             MicroConfig(op=op, files=files, backend=f"{base}/simnn-calibrate-{tag}-{op}-{clients}",
                         concurrency=clients, client=client),
@@ -191,11 +194,16 @@ def measure_and_fit(
         host = (host_readings[1] - host_readings[0]) / n * 1e6
         other = max(0.0, host - float(client_cpu) - float(server))  # the kernel's and other processes' share
         result["host_cpu_us_per_op"] = host
+        threads = _per_thread_group(thread_readings, n)
+        if threads is not None:
+            result["namenode_threads_us_per_op"] = threads
         raw.append(result)
         if announce is not None:
+            busiest = sorted(threads.items(), key=lambda kv: -kv[1]["cpu"])[:3] if threads else []
             announce(f"{op} x {clients}: {result['ops_per_s']:,.0f} ops/s, mean {lat['mean']:.3f} ms, p99 "
                      f"{lat['p99']:.3f} ms, client {client_cpu:.1f} us/op, NameNode {server:.1f} us/op, "
-                     f"host {host:.1f} us/op")
+                     f"host {host:.1f} us/op"
+                     + "".join(f"; {name} {t['cpu']:.1f} (runnable {t['runnable']:.1f})" for name, t in busiest))
         return OpMeasurement(
             op=OPERATIONS[op], operations=n, concurrency=clients, ops_per_s=float(result["ops_per_s"]),
             mean_s=lat["mean"] / 1e3, p50_s=lat["p50"] / 1e3, p99_s=lat["p99"] / 1e3,
@@ -242,6 +250,26 @@ def measure_and_fit(
     }
     calibration, _ = calibrate(triples, settings, source, lock_share=lock_share, fit_dispatch=fit_dispatch)
     return calibration, raw
+
+
+def _per_thread_group(readings: list[dict[str, tuple[float, float]] | None], operations: int
+                      ) -> dict[str, dict[str, float]] | None:
+    """The NameNode's threads over one batch (its readings before and after), per group: CPU and
+    time runnable without a core, in us per operation (a group busier than 0.05 us an operation;
+    a thread made during the batch counts from its start). None where they were not read."""
+    if len(readings) != 2 or operations <= 0:
+        return None
+    before, after = readings
+    if before is None or after is None:
+        return None
+    out = {}
+    for name, (cpu, runnable) in after.items():
+        cpu0, runnable0 = before.get(name, (0.0, 0.0))
+        per_op = {"cpu": max(0.0, cpu - cpu0) / operations * 1e6,
+                  "runnable": max(0.0, runnable - runnable0) / operations * 1e6}
+        if per_op["cpu"] >= 0.05:
+            out[name] = {k: round(v, 2) for k, v in per_op.items()}
+    return out
 
 
 def write_calibration(out: Path, calibration: Calibration, raw: list[dict[str, Any]]) -> Path:

@@ -170,15 +170,21 @@ def daemon_switches(record: ProcessRecord) -> tuple[int, int] | None:
     return thread_switches(record.pid)
 
 
+def _threads(pid: int) -> list[Path] | None:
+    """The ``/proc/PID/task/TID`` directories of process ``pid``; None where there are none."""
+    try:
+        return list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return None
+
+
 def thread_switches(pid: int) -> tuple[int, int] | None:
     """Every thread of process ``pid``: its voluntary and involuntary context switches so far,
     summed (``/proc/PID/task/*/status``); None where there is no such file."""
-    tasks = Path(f"/proc/{pid}/task")
-    voluntary = involuntary = 0
-    try:
-        threads = list(tasks.iterdir())
-    except OSError:
+    threads = _threads(pid)
+    if threads is None:
         return None
+    voluntary = involuntary = 0
     for task in threads:
         try:
             lines = (task / "status").read_text().splitlines()
@@ -198,13 +204,8 @@ def thread_groups(pid: int) -> dict[str, tuple[float, float]] | None:
     first 15 characters), each group's seconds on a core and seconds runnable without one so far
     (``/proc/PID/task/*/schedstat``); None where there is no such file. Threads that ended are
     not counted."""
-    tasks = Path(f"/proc/{pid}/task")
     groups: dict[str, tuple[float, float]] = {}
-    try:
-        threads = list(tasks.iterdir())
-    except OSError:
-        return None
-    for task in threads:
+    for task in _threads(pid) or []:
         try:
             name = (task / "comm").read_text().strip()
             on_core_ns, waiting_ns = (task / "schedstat").read_text().split()[:2]

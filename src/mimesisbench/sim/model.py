@@ -37,7 +37,8 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
 Every CPU burst takes one of ``cores`` cores (FIFO; 0: unlimited); the client's only when
 ``colocated`` (the client on the server's host, as on one machine), else they are pure delays.
 A burst that waited for a core starts ``dispatch_s`` after the core is freed (the switch to its
-thread: the core is idle meanwhile). A
+thread: the core is idle meanwhile), unless its thread was woken for the lock, whose wake-up is
+the hand-over's (``wake_s``). A
 thread keeps its core from one burst to the next while it runs on (a handler from its wake-up to
 its work under the lock, from there to the rest, and on to the next waiting call; a client from a
 receive to its next send): only a thread that blocks or goes idle gives it back, as a scheduler
@@ -96,7 +97,7 @@ class ServerSettings:
     # a CPU burst that waited for a core starts this long after the core is freed: the host's
     # switch from one thread to another, during which the core runs neither (on a busy host of
     # many threads, what keeps its cores from being used in full while threads wait: measured
-    # here, 17 % of two cores idle with two handlers runnable; fitted, ``sim.fit``)
+    # here, 17 % of two cores idle with two handlers runnable; fitted on request, ``sim.fit``)
     dispatch_s: float = 0.0
 
     def __post_init__(self) -> None:

@@ -150,7 +150,7 @@ struct Sim<'a> {
     // handlers
     handlers_free: usize,
     call_queue: VecDeque<usize>,
-    // cores: (call, duration, step after)
+    // cores: (call, duration, step after, the switch to its thread if it waits)
     cores_free: usize,
     core_queue: VecDeque<(usize, f64, Step, f64)>,
     // the core of the burst that just ended, kept for its thread's next burst in the same step
@@ -270,8 +270,9 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// The lock taken; `park`: the CPU its thread still spends waking from a park for it first.
-    fn take_lock(&mut self, call: usize, park: f64) {
+    /// The lock taken; `park`: the CPU its thread still spends waking from a park for it first;
+    /// `woken`: its thread was woken for it (it does not pay the switch to it again).
+    fn take_lock(&mut self, call: usize, park: f64, woken: bool) {
         if self.calls.lock[call] == WRITE {
             self.writer = true;
         } else {
@@ -279,8 +280,8 @@ impl<'a> Sim<'a> {
         }
         self.wait_lock[call] += self.now - self.asked_at[call];
         let d = park + self.calls.s_lock[call];
-        if park > 0.0 {
-            self.cpu_handed(call, d, Step::LockWork); // woken for it
+        if woken {
+            self.cpu_handed(call, d, Step::LockWork);
         } else {
             self.cpu(call, d, Step::LockWork, true);
         }
@@ -310,7 +311,7 @@ impl<'a> Sim<'a> {
             self.compatible(kind) && !(kind == READ && head_writer)
         };
         if may {
-            self.take_lock(call, 0.0);
+            self.take_lock(call, 0.0, false);
         } else {
             self.lock_queue.push_back(call);
         }
@@ -388,7 +389,7 @@ impl<'a> Sim<'a> {
         let kind = self.calls.lock[call];
         if self.compatible(kind) {
             self.lock_queue.pop_front(); // it is the head
-            self.take_lock(call, 0.0); // its wake-up is paid
+            self.take_lock(call, 0.0, true); // its wake-up is paid
             // readers right behind it go too (AQS propagates a shared acquire), each waking
             while let Some(&h) = self.lock_queue.front() {
                 if self.calls.lock[h] != READ || !self.compatible(READ) {
@@ -396,7 +397,7 @@ impl<'a> Sim<'a> {
                 }
                 self.lock_queue.pop_front();
                 let park = self.unpark(h);
-                self.take_lock(h, park);
+                self.take_lock(h, park, true);
             }
         }
         // else it stays at the head and is woken again at the next release

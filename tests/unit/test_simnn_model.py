@@ -56,6 +56,9 @@ def test_the_native_loop_gives_the_reference_s_times_with_a_switch_between_threa
                                                                                    colocated: bool) -> None:
     _same_times(fair=fair, colocated=colocated, cores=2, outstanding=6, async_edits=True, dispatch_s=4e-6)
     _same_times(fair=fair, colocated=colocated, cores=2, outstanding=0, async_edits=True, dispatch_s=4e-6)
+    # a woken thread with no park to pay still does not pay the switch (both engines alike)
+    _same_times(fair=fair, colocated=colocated, cores=2, outstanding=6, async_edits=True, dispatch_s=4e-6,
+                park_s=0.0)
 
 
 @pytest.mark.parametrize("seed", [7, 8])
@@ -69,7 +72,7 @@ def test_readers_woken_together_by_a_fair_lock_ask_for_cores_in_the_same_order(s
 
 
 def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, async_edits: bool, seed: int = 7,
-                span_s: float = 0.05, dispatch_s: float = 0.0) -> None:
+                span_s: float = 0.05, dispatch_s: float = 0.0, park_s: float = 8e-6) -> None:
     rng = np.random.default_rng(seed)
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
@@ -80,7 +83,7 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
-                                            wake_s=20e-6, park_s=8e-6, async_edits=async_edits,
+                                            wake_s=20e-6, park_s=park_s, async_edits=async_edits,
                                             dispatch_s=dispatch_s))
     n = 2000
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)

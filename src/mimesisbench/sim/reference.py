@@ -210,7 +210,8 @@ class RWLock:
         if self._compatible(kind):
             _, _, granted = self.queue.popleft()
             self._take(kind)
-            granted.succeed((0.0, park > 0))  # its wake-up is paid; it goes on on its core
+            # its wake-up is paid; it goes on on its core, or asks for one as it takes the lock
+            granted.succeed((0.0, True if park > 0 else self.cores.take(handed=True)))
             while self.queue and self.queue[0][0] != LOCK_WRITE and self._compatible(self.queue[0][0]):
                 k, c, g = self.queue.popleft()
                 self._take(k)

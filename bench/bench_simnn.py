@@ -237,9 +237,7 @@ def score(dirs: list[Path], *, fit_dispatch: bool = False) -> None:
             loads = load_triples(kept, measured)
             # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
             # today's defaults (the fit shortens the hand-over where a write's heavy load needs it)
-            default = ServerSettings()
-            settings = replace(kept_cal.settings, wake_s=default.wake_s, park_s=default.park_s,
-                               dispatch_s=default.dispatch_s)
+            settings = replace(kept_cal.settings.before_fit(), park_s=ServerSettings().park_s)
             cal, _ = calibrate(loads, settings, dict(kept_cal.source), fit_dispatch=fit_dispatch)
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()

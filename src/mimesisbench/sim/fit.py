@@ -35,7 +35,7 @@ them:
 * the **lock hand-over** (``wake_s``: from a release to the woken waiter running, a setting,
   20 us) is how fast the machine's scheduler wakes a thread, which differs between machines.
   Where a write's heavy load, even with the least lock share, comes out more than
-  ``WAKE_TOLERANCE`` slower than measured, the fair lock's hand-over is what holds it back (each
+  ``FIT_TOLERANCE`` slower than measured, the fair lock's hand-over is what holds it back (each
   hand-over leaves the lock idle, and a heavy write load hands it over on nearly every call): the
   hand-over is bisected down (towards 0) to the longest at which every write's heavy load comes
   within that tolerance, the ops falling short refitted at each step, then every operation is
@@ -49,7 +49,7 @@ them:
   without a core (``/proc/PID/task/*/schedstat``). The reads' heavy loads show it: every thread
   is busy there, they share the lock, and with no switch the model's CPU comes out at both cores
   where the host's measured 1.5-1.6. Where the reads' heavy loads come out faster than measured
-  by more than ``WAKE_TOLERANCE`` (their geometric mean), the switch is bisected (up to
+  by more than ``FIT_TOLERANCE`` (their geometric mean), the switch is bisected (up to
   ``DISPATCH_MAX``) for the one that brings them to their measured throughput, the reads fitted
   again with it, twice; the writes are then fitted with it, and the hand-over (above) is chosen
   after it. A thread woken for the lock does not pay it again: its wake-up is the hand-over's.
@@ -89,8 +89,9 @@ SPIN_MAX_SHARE = 0.5
 SPIN_STEPS = 12
 CPU_CV = 0.5
 STEPS = 16
-#: a write's heavy load fitted this much slower than measured calls for a shorter lock hand-over
-WAKE_TOLERANCE = 0.05
+#: a write's heavy load fitted this much slower than measured calls for a shorter lock hand-over;
+#: the reads' heavy loads this much faster, for a switch between threads (where asked for)
+FIT_TOLERANCE = 0.05
 WAKE_STEPS = 5
 #: the host's switch between threads (``dispatch_s``) is looked for up to this long
 DISPATCH_MAX = 50e-6
@@ -279,7 +280,7 @@ def _fit_wake(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], c
         return settings.wake_s
     as_set = {light.op: _short(heavy, costs[light.op], settings)
               for light, _, heavy in loads if lock_kind(light.op) == LOCK_WRITE}
-    short = [(light, middle, heavy) for light, middle, heavy in loads if as_set.get(light.op, 0.0) > WAKE_TOLERANCE]
+    short = [(light, middle, heavy) for light, middle, heavy in loads if as_set.get(light.op, 0.0) > FIT_TOLERANCE]
     if not short:
         return settings.wake_s
 
@@ -292,7 +293,7 @@ def _fit_wake(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], c
     # it, within the tolerance of what no hand-over does (each op's fit moves a little with the
     # hand-over, not always the same way: a rule of all or nothing failed on a write 5.0 % short)
     at_none = worst(0.0)
-    bar = WAKE_TOLERANCE if at_none <= WAKE_TOLERANCE else at_none + WAKE_TOLERANCE
+    bar = FIT_TOLERANCE if at_none <= FIT_TOLERANCE else at_none + FIT_TOLERANCE
     if max(as_set[light.op] for light, _, _ in short) <= bar:
         return settings.wake_s  # no hand-over does about as well: it is not what holds them back
     lo, hi = 0.0, settings.wake_s  # within the bar at lo, not at hi
@@ -302,12 +303,12 @@ def _fit_wake(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], c
     return lo
 
 
-def _reads_over(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], costs: dict[OpCode, OpCost],
+def _reads_over(reads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], costs: dict[OpCode, OpCost],
                 settings: ServerSettings) -> float:
     """How far the reads' heavy loads come out faster than measured: the geometric mean of their
     fitted over measured throughputs, less one (negative: slower)."""
     ratios = [simulate_measurement(heavy, costs[light.op], settings).ops_per_s / heavy.ops_per_s
-              for light, _, heavy in loads if lock_kind(light.op) != LOCK_WRITE and heavy.ops_per_s > 0]
+              for light, _, heavy in reads if heavy.ops_per_s > 0]
     return float(np.exp(np.mean(np.log(ratios)))) - 1.0 if ratios else 0.0
 
 
@@ -318,7 +319,7 @@ def _fit_dispatch(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]
     how). Each round bisects it with the reads' costs as they are (the throughput falls as it
     grows), then fits the reads again with it: their CPU split moves with it a little."""
     reads = [triple for triple in loads if lock_kind(triple[0].op) != LOCK_WRITE]
-    if not reads or _reads_over(reads, costs, settings) <= WAKE_TOLERANCE:
+    if not reads or _reads_over(reads, costs, settings) <= FIT_TOLERANCE:
         return settings.dispatch_s, costs
     dispatch_s, costs = settings.dispatch_s, dict(costs)
     for _ in range(DISPATCH_ROUNDS):
@@ -342,12 +343,12 @@ def calibrate(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], s
     why it is not fitted by default)."""
     costs = {light.op: fit_cost(light, middle, heavy, settings, lock_share=lock_share)
              for light, middle, heavy in loads}
-    dispatch_s, costs = _fit_dispatch(loads, costs, settings, lock_share) if fit_dispatch else (settings.dispatch_s,
-                                                                                                costs)
-    if dispatch_s != settings.dispatch_s:
-        settings = replace(settings, dispatch_s=dispatch_s)
-        costs.update({light.op: fit_cost(light, middle, heavy, settings, lock_share=lock_share)
-                      for light, middle, heavy in loads if lock_kind(light.op) == LOCK_WRITE})
+    if fit_dispatch:
+        dispatch_s, costs = _fit_dispatch(loads, costs, settings, lock_share)
+        if dispatch_s != settings.dispatch_s:  # the reads are fitted with it already
+            settings = replace(settings, dispatch_s=dispatch_s)
+            costs.update({light.op: fit_cost(light, middle, heavy, settings, lock_share=lock_share)
+                          for light, middle, heavy in loads if lock_kind(light.op) == LOCK_WRITE})
     wake_s = _fit_wake(loads, costs, settings, lock_share)
     if wake_s != settings.wake_s:
         settings = replace(settings, wake_s=wake_s)

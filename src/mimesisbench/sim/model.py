@@ -100,6 +100,13 @@ class ServerSettings:
     # here, 17 % of two cores idle with two handlers runnable; fitted on request, ``sim.fit``)
     dispatch_s: float = 0.0
 
+    def before_fit(self) -> ServerSettings:
+        """These settings with the ones a calibration's fit chooses (the lock hand-over, the
+        switch between threads; ``sim.fit``) back at their defaults: where a fit of other
+        measurements starts, rather than where an earlier fit ended."""
+        default = ServerSettings()
+        return replace(self, wake_s=default.wake_s, dispatch_s=default.dispatch_s)
+
     def __post_init__(self) -> None:
         if self.handlers < 1:
             raise ConfigError(f"simnn: handlers must be at least 1, got {self.handlers}")

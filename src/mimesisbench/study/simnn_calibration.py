@@ -332,9 +332,8 @@ def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5, fit_dispatc
     merged = {key: median_measurement([ms[key] for _, _, ms in sets]) for key in sorted(keys, key=lambda k: (k[0], k[1]))}
     triples = load_triples(first_dir, merged)
     # the host settings the inputs' fits chose are fitted again from the merged measurements
-    default = ServerSettings()
-    settings = replace(first.settings, sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])),
-                       wake_s=default.wake_s, dispatch_s=default.dispatch_s)
+    settings = replace(first.settings.before_fit(),
+                       sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])))
     source = {
         **{k: v for k, v in first.source.items() if k not in ("measurements", "fit", "measured_on", "measured_at")},
         "merged_from": [{"path": str(d), "measured_on": cal.source.get("measured_on"),

@@ -17,7 +17,10 @@
 //! receive CPU -> done, or, for a call of several RPCs (`rpcs`: a create's `create` then
 //! `complete`), the next RPC's send on the same slot. With `async_edits` (Hadoop 3's
 //! asynchronous edit logging) the syncs run beside the CPU after the lock, the handler does not
-//! wait for them, and the answer leaves once both are done. A call with a `stall` > 0 waits that
+//! wait for them, and the answer leaves once both are done; with `edit_s` > 0 too, the syncs are
+//! the edit-log thread's, which after each sync sends the batch's answers one after the other
+//! (`edit_s` of CPU each, on a core it takes after the I/O) before its next sync, and each answer
+//! leaves as it is sent. A call with a `stall` > 0 waits that
 //! long, once per pass, at the first of two points where at least `cores` other bursts are
 //! waiting for a core (twice as many threads runnable as cores: its handler descheduled): as its
 //! handler is woken from a park for the lock (fair: the lock reserved for it waits too; not
@@ -60,6 +63,7 @@ enum Step {
     SyncDone,
     StallHeld,
     Stalled,
+    Responded,
     Beside,
     Retry,
     WokenLate,
@@ -122,6 +126,7 @@ pub struct Settings {
     pub park_s: f64,
     pub async_edits: bool,
     pub dispatch_s: f64,
+    pub edit_s: f64,
 }
 
 struct Sim<'a> {
@@ -174,6 +179,8 @@ struct Sim<'a> {
     syncing: bool,
     next_batch: Vec<usize>,
     batch: Vec<usize>,
+    // the edit-log thread's answers still to send after the sync that just ended (`edit_s` each)
+    answering: VecDeque<usize>,
 }
 
 impl<'a> Sim<'a> {
@@ -216,6 +223,7 @@ impl<'a> Sim<'a> {
             syncing: false,
             next_batch: Vec::new(),
             batch: Vec::new(),
+            answering: VecDeque::new(),
         }
     }
 
@@ -465,9 +473,31 @@ impl<'a> Sim<'a> {
 
     fn sync_done(&mut self) {
         let done = std::mem::take(&mut self.batch);
+        if self.set.async_edits && self.set.edit_s > 0.0 {
+            // the edit-log thread sends each answer of the batch itself, one after the other, on
+            // a core it takes after the sync's I/O, before it dequeues the next edits
+            self.answering = done.into();
+            self.send_next_answer();
+            return;
+        }
         for call in done {
             self.at(self.now, call, Step::Synced, false);
         }
+        self.next_sync_batch();
+    }
+
+    /// The edit-log thread's next answer (a burst of `edit_s` on the core it runs on), or, all
+    /// sent, its next sync.
+    fn send_next_answer(&mut self) {
+        if let Some(&call) = self.answering.front() {
+            self.cpu(call, self.set.edit_s, Step::Responded, true);
+        } else {
+            self.next_sync_batch();
+        }
+    }
+
+    /// The sync of the writes that joined during the last one, if any; else the edit log idles.
+    fn next_sync_batch(&mut self) {
         if self.next_batch.is_empty() {
             self.syncing = false;
         } else {
@@ -593,6 +623,15 @@ impl<'a> Sim<'a> {
                 }
             }
             Step::SyncDone => self.sync_done(),
+            Step::Responded => {
+                // this answer is sent: it leaves now if its handler is done with the call
+                self.answering.pop_front();
+                self.in_sync[call] = false;
+                if self.handler_done[call] {
+                    self.answer(call);
+                }
+                self.send_next_answer();
+            }
             Step::StallHeld => {
                 self.release(call);
                 let rest = self.calls.stall[call] * (1.0 - self.locked_share(call));
@@ -702,7 +741,7 @@ type Times<'py> = (
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's) and its handler's parks for the lock.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -730,6 +769,7 @@ fn simulate_namenode<'py>(
     park_s: f64,
     async_edits: bool,
     dispatch_s: f64,
+    edit_s: f64,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     if handlers == 0 {
@@ -760,7 +800,10 @@ fn simulate_namenode<'py>(
     if !(dispatch_s.is_finite() && dispatch_s >= 0.0) {
         return Err(PyValueError::new_err("simulate_namenode: dispatch_s must be a finite duration >= 0"));
     }
-    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s };
+    if !(edit_s.is_finite() && edit_s >= 0.0) {
+        return Err(PyValueError::new_err("simulate_namenode: edit_s must be a finite duration >= 0"));
+    }
+    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s, edit_s };
     let (start, end, wait, c_woke, s_woke, h_woke, parks) = py.detach(|| simulate(calls, set));
     Ok((
         start.into_pyarray(py),

@@ -87,6 +87,16 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
         assert sum(t["cpu"] for t in threads.values()) <= 1.2 * m["server_cpu_us_per_op"] + ticks_us + 5, m["op"]
         if m["op"] == "create":  # Hadoop 3's asynchronous edit log has a thread of its own
             assert threads.get("FSEditLogAsync", {"cpu": 0.0})["cpu"] > 0, threads
+            assert m["namenode_syncs"] > 0  # the syncs the NameNode counted over the benchmark
+    # the edit-log thread's CPU, per edit and per sync, solved from the creates' three loads: the
+    # model's edit-log thread spends the first on every write RPC (not a timing: its own CPU, and
+    # what it spends per create at one client, a sync per edit, is more than at 64, a sync per batch)
+    edit = cal.source["edit_thread"]
+    assert edit is not None and edit["measurements"] == 6
+    assert cal.settings.edit_s == pytest.approx(edit["us_per_edit"] / 1e6) and edit["us_per_sync"] >= 0
+    per_create = {m["concurrency"]: m["namenode_threads_us_per_op"]["FSEditLogAsync"]["cpu"]
+                  for m in micro if m["op"] == "create"}
+    assert per_create[1] > per_create[64]
     assert "calibration.json" in stdout
     code, stdout, err = run_cli(["micro", "create", "-n", "2000", "-t", "16", "-b", f"simnn:?calibration={out}",
                                  "--json"], capsys)

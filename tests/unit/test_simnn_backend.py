@@ -32,12 +32,12 @@ def _calibration(tmp_path: Path, **settings: object) -> Path:
 
 def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&park=7us&seed=3&colocated=no"
-                           "&async_edits=false&dispatch=4us")
+                           "&async_edits=false&dispatch=4us&edit=8us")
     assert isinstance(backend, SimnnBackend)
     s = backend.calibration.settings
     assert (s.handlers, s.fair, s.cores, s.colocated, s.async_edits) == (32, False, 4, False, False)
     assert s.sync_s == pytest.approx(1e-3) and s.wake_s == pytest.approx(5e-6) and s.park_s == pytest.approx(7e-6)
-    assert s.dispatch_s == pytest.approx(4e-6)
+    assert s.dispatch_s == pytest.approx(4e-6) and s.edit_s == pytest.approx(8e-6)
     assert backend.options.seed == 3
     builtin = open_backend("simnn:").calibration  # the calibration shipped with the package
     assert OpCode.GETFILEINFO in builtin.costs and OpCode.CREATE in builtin.costs
@@ -160,10 +160,13 @@ def test_simnn_show_prints_a_calibration(tmp_path: Path, capsys: pytest.CaptureF
     data = json.loads(cal.read_text())
     data["source"]["sync"] = {"source": "namenode", "namenode_s": 210e-6, "fdatasync_s": 90e-6}
     data["settings"]["sync_s"] = 210e-6
+    data["source"]["edit_thread"] = {"us_per_edit": 7.4, "us_per_sync": 61.0, "measurements": 18}
+    data["settings"]["edit_s"] = 7.4e-6
     cal.write_text(json.dumps(data))
     code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
     assert code == 0, err
     assert "edit-log sync: 210 us, the NameNode's own" in out and "fdatasync from this host: 90 us" in out
+    assert "edit-log thread: 7.4 us an edit (edit_s), 61 us a sync" in out
 
 
 def test_an_experiment_sets_the_simulated_server_per_design_point(

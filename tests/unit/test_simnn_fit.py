@@ -16,7 +16,7 @@ import pytest
 from tests.unit.cli_run import run_cli
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit import OpMeasurement, calibrate, simulate_measurement
+from mimesisbench.sim.fit import OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro
 from mimesisbench.study.simnn_calibration import write_calibration
@@ -32,7 +32,8 @@ def measured(op: OpCode, cost: OpCost, clients: int, settings: ServerSettings = 
     service = times.service
     client = cost.client_cpu_s + cost.client_wake_s * float(times.client_wakes.mean())
     server = (cost.server_cpu_s + cost.server_wake_s * float(times.server_wakes.mean())
-              + cost.handler_wake_s * float(times.handler_wakes.mean()))
+              + cost.handler_wake_s * float(times.handler_wakes.mean()) + settings.park_s * float(times.lock_parks.mean())
+              + edit_thread_cpu(op, settings))
     return OpMeasurement(op=op, operations=CALLS, concurrency=clients,
                          ops_per_s=CALLS / float(times.end.max() - times.start.min()),
                          mean_s=float(service.mean()), p50_s=float(np.percentile(service, 50)),
@@ -70,6 +71,28 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
     assert cal.settings.dispatch_s == SETTINGS.dispatch_s  # and no switch between threads is added
     fitted, _ = calibrate([(loads[0], loads[1], loads[2])], SETTINGS, {}, fit_dispatch=True)
     assert fitted.settings.dispatch_s == SETTINGS.dispatch_s  # nor when asked for: its reads are reached
+
+
+def test_the_edit_log_thread_s_cpu_is_not_the_handlers_work() -> None:
+    """Creates measured on a model with an edit-log thread (8 us an edit, two edits a create):
+    the NameNode's CPU per create includes the thread's 16 us. Fitted with the thread, the
+    handlers' work comes out as it was and every load's throughput is reproduced; fitted without
+    it, the same CPU goes to the handlers, about 16 us more work per create."""
+    truth = OpCost(25e-6, 80e-6, 60e-6, delay_sigma=0.5, cpu_cv=0.5, lock_share=0.4, client_wake_s=40e-6,
+                   server_wake_s=200e-6, handler_wake_s=60e-6)
+    host = replace(SETTINGS, edit_s=8e-6)
+    assert edit_thread_cpu(OpCode.CREATE, host) == pytest.approx(16e-6)
+    assert edit_thread_cpu(OpCode.GETFILEINFO, host) == 0.0  # a read makes no edit
+    assert edit_thread_cpu(OpCode.CREATE, replace(host, async_edits=False)) == 0.0  # no such thread
+    loads = tuple(measured(OpCode.CREATE, truth, clients, host) for clients in LOADS)
+    with_thread = calibrate([(loads[0], loads[1], loads[2])], host, {})[0]
+    fitted = with_thread.costs[OpCode.CREATE]
+    assert with_thread.settings.edit_s == host.edit_s
+    assert fitted.server_cpu_s == pytest.approx(truth.server_cpu_s, rel=0.25)
+    for m in loads:
+        assert simulate_measurement(m, fitted, with_thread.settings).ops_per_s == pytest.approx(m.ops_per_s, rel=0.10)
+    without = calibrate([(loads[0], loads[1], loads[2])], replace(host, edit_s=0.0), {})[0].costs[OpCode.CREATE]
+    assert without.server_cpu_s - fitted.server_cpu_s == pytest.approx(16e-6, abs=6e-6)
 
 
 def test_a_host_that_switches_threads_slowly_gets_the_switch_it_measured() -> None:
@@ -175,3 +198,29 @@ def test_a_merge_of_unlike_calibrations_names_the_difference(tmp_path: Path,
     assert code == 3 and "source.measurements[1].p99_s" in err
     code, _, err = run_cli(["simnn", "merge", str(good), "-o", str(tmp_path / "out-one")], capsys)
     assert code == 2 and "two calibrations or more" in err
+
+
+def test_the_edit_log_thread_s_cpu_per_edit_and_per_sync_come_from_its_thread_and_the_syncs() -> None:
+    """``simnn calibrate``'s reading of the edit-log thread: its CPU per operation at each load is
+    edits x per edit + syncs x per sync (here 7 us and 60 us: a create's two edits synced alone at
+    one client, in batches at more). Only create and mkdirs count (delete's benchmark makes its
+    files first, and the NameNode's syncs are counted over all of it); a thread never read, or one
+    load only, gives nothing."""
+    from mimesisbench.study.simnn_calibration import edit_thread_cpu as measure_edit_thread
+
+    def result(op: str, clients: int, syncs: int, files: int = 10_000, edits: int = 2) -> dict[str, object]:
+        cpu = (edits * 7.0 * files + syncs * 60.0) / files
+        return {"op": op, "concurrency": clients, "files": files, "namenode_syncs": syncs,
+                "namenode_threads_us_per_op": {"FSEditLogAsync": {"cpu": cpu, "runnable": 1.0},
+                                               "IPC Server handler # on default port #": {"cpu": 30.0, "runnable": 0.0}}}
+
+    raw = [result("create", 1, 20_000), result("create", 8, 4_900), result("create", 64, 1_030),
+           result("mkdirs", 64, 700, edits=1), result("fileStatus", 64, 0),
+           # the syncs counted over a delete's benchmark include its 10,000 files' creates: left out
+           {**result("delete", 64, 1_000, edits=1), "namenode_syncs": 21_000}]
+    got = measure_edit_thread(raw)
+    assert got is not None and got["measurements"] == 4
+    assert got["us_per_edit"] == pytest.approx(7.0, rel=1e-6) and got["us_per_sync"] == pytest.approx(60.0, rel=1e-6)
+    assert measure_edit_thread(raw[2:3]) is None  # one load cannot split them
+    unread = [{k: v for k, v in r.items() if k != "namenode_threads_us_per_op"} for r in raw]
+    assert measure_edit_thread(unread) is None

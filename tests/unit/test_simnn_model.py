@@ -61,6 +61,18 @@ def test_the_native_loop_gives_the_reference_s_times_with_a_switch_between_threa
                 park_s=0.0)
 
 
+@pytest.mark.parametrize("fair", [True, False])
+@pytest.mark.parametrize("colocated", [True, False])
+@pytest.mark.parametrize("outstanding", [0, 6])
+def test_the_native_loop_gives_the_reference_s_times_with_an_edit_log_thread(fair: bool, colocated: bool,
+                                                                            outstanding: int) -> None:
+    _same_times(fair=fair, colocated=colocated, cores=2, outstanding=outstanding, async_edits=True, edit_s=9e-6)
+    _same_times(fair=fair, colocated=colocated, cores=2, outstanding=outstanding, async_edits=True, edit_s=9e-6,
+                dispatch_s=4e-6)
+    # without asynchronous edit logging there is no such thread: the setting is ignored
+    _same_times(fair=fair, colocated=colocated, cores=2, outstanding=outstanding, async_edits=False, edit_s=9e-6)
+
+
 @pytest.mark.parametrize("seed", [7, 8])
 def test_readers_woken_together_by_a_fair_lock_ask_for_cores_in_the_same_order(seed: int) -> None:
     """A heavier open loop (2,000 calls in 20 ms) on two busy cores: a fair lock hands itself to a
@@ -72,7 +84,7 @@ def test_readers_woken_together_by_a_fair_lock_ask_for_cores_in_the_same_order(s
 
 
 def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, async_edits: bool, seed: int = 7,
-                span_s: float = 0.05, dispatch_s: float = 0.0, park_s: float = 8e-6) -> None:
+                span_s: float = 0.05, dispatch_s: float = 0.0, park_s: float = 8e-6, edit_s: float = 0.0) -> None:
     rng = np.random.default_rng(seed)
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
@@ -84,7 +96,7 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
                                             wake_s=20e-6, park_s=park_s, async_edits=async_edits,
-                                            dispatch_s=dispatch_s))
+                                            dispatch_s=dispatch_s, edit_s=edit_s))
     n = 2000
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)
     arrive = np.zeros(n) if outstanding else np.sort(rng.uniform(0.0, span_s, n))
@@ -159,6 +171,25 @@ def test_writes_share_edit_log_syncs(engine: str) -> None:
     times = run([WRITE] * 10, np.zeros(10), cal, 10, engine)
     # the first write starts a sync alone; the nine that join during it share the next one
     assert sorted(times.end.round(9).tolist()) == [d] + [2 * d] * 9
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_edit_log_thread_sends_each_answer_after_the_sync_one_after_the_other(engine: str) -> None:
+    """Asynchronous edit logging with the edit-log thread's CPU (``edit_s``, e per answer), one
+    core, writes of no other work, 1 ms syncs. Three writes at 0: the first syncs alone (0-d) and
+    is answered at d + e; the two others joined the next sync, which waits for the thread to send
+    that answer (d + e to 2d + e), then are answered one after the other, at 2d + 2e and 2d + 3e.
+    A read due at d (2 e of work) finds the thread on the core and waits for it: it ends at
+    d + 3e."""
+    d, e = 1e-3, 40e-6
+    cal = Calibration({WRITE: constant(0.0), READ: constant(2 * e)}, settings(sync_s=d, cores=1, edit_s=e))
+    times = run([WRITE] * 3 + [READ], np.array([0.0, 0.0, 0.0, d]), cal, 0, engine)
+    np.testing.assert_allclose(times.end * 1e6, [(d + e) * 1e6, (2 * d + 2 * e) * 1e6, (2 * d + 3 * e) * 1e6,
+                                                 (d + 3 * e) * 1e6])
+    # the setting is the edit-log thread's: a handler that waits for its sync (Hadoop 2) has none
+    hadoop2 = Calibration(cal.costs, replace(cal.settings, async_edits=False))
+    times = run([WRITE] * 3, np.zeros(3), hadoop2, 0, engine)
+    np.testing.assert_allclose(sorted(times.end * 1e6), [d * 1e6, 2 * d * 1e6, 2 * d * 1e6])
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -18,7 +18,9 @@ URL: ``simnn:`` with options after ``?``, ``&``-separated::
     wake=DURATION      a handler's wake-up after a lock hand-over
     park=DURATION      the CPU a handler spends parking for the lock and waking again
     dispatch=DURATION  the host's switch to a thread that waited for a core (the core idle
-                       meanwhile; fitted by simnn calibrate)
+                       meanwhile; fitted by simnn calibrate --fit-dispatch)
+    edit=DURATION      the edit-log thread's CPU per edit after the sync (sending its answer;
+                       asynchronous edit logging only); 0: no such thread
     async_edits=true|false  a write's handler goes on before its edit is synced (Hadoop 3's
                        default, dfs.namenode.edits.asynclogging), or waits for the sync
     seed=N             the draws of each call's costs (default 0)
@@ -45,10 +47,10 @@ from mimesisbench.units import parse_flag
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
 _OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-            "dispatch", "seed", "engine")
+            "dispatch", "edit", "seed", "engine")
 #: what an experiment's ``kind = "simnn"`` factor may set (``with_options``)
 FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-                  "dispatch", "seed")
+                  "dispatch", "edit", "seed")
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,10 @@ def _show(data: dict, console: Console) -> None:
         probe = sync.get("fdatasync_s")
         console.print(f"edit-log sync: {settings['sync_s'] * 1e6:.0f} us, {how}"
                       + (f"; a write and fdatasync from this host: {probe * 1e6:.0f} us" if probe else ""))
+    edit = (data.get("source") or {}).get("edit_thread")
+    if isinstance(edit, dict):
+        console.print(f"edit-log thread: {edit['us_per_edit']:.1f} us an edit (edit_s), {edit['us_per_sync']:.0f} us a "
+                      f"sync (inside the sync's time), from its CPU over {edit['measurements']} write measurements")
     costs = Table(title="costs per operation (us)")
     for name in ("op", "client CPU", "client wake", "client spin", "NameNode CPU", "NameNode wake", "handler wake",
                  "delay", "stall", "stall p", "lock share"):

@@ -76,7 +76,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, ServerSettings, lock_kind
+from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, ServerSettings, edit_syncs, lock_kind, rpcs_of
 from mimesisbench.sim.ops import simulate_micro
 
 #: calls per simulation of the fit (the measured batch's size when smaller)
@@ -192,8 +192,10 @@ def _split_cpu(cost: OpCost, settings: ServerSettings, loads: tuple[OpMeasuremen
     does not handle."""
     sims = [simulate_measurement(m, cost, settings, seed) for m in loads]
     a = np.array([[1.0, sim.server_wakes, sim.handler_wakes] for sim in sims])
-    # what the parks for the lock cost is known (``park_s`` each): the rest is to be split
-    parked = [m.server_cpu_s - sim.lock_parks * settings.park_s for m, sim in zip(loads, sims, strict=True)]
+    # what the parks for the lock cost is known (``park_s`` each), and the edit-log thread's work
+    # (``edit_s`` per edit): the rest is to be split
+    edits = edit_thread_cpu(loads[0].op, settings)
+    parked = [m.server_cpu_s - sim.lock_parks * settings.park_s - edits for m, sim in zip(loads, sims, strict=True)]
     (server, server_wake, handler_wake), _ = nnls(a, np.maximum(0.0, np.array(parked)))
     cost = replace(cost, server_cpu_s=float(server), server_wake_s=float(server_wake),
                    handler_wake_s=float(handler_wake))
@@ -205,6 +207,13 @@ def _split_cpu(cost: OpCost, settings: ServerSettings, loads: tuple[OpMeasuremen
 
     spins = [cost.client_spin_s, *np.linspace(0.0, SPIN_MAX_SHARE * loads[0].mean_s, SPIN_STEPS).tolist()]
     return min((client_at(spin) for spin in spins), key=lambda fitted: fitted[1])[0]
+
+
+def edit_thread_cpu(op: OpCode, settings: ServerSettings) -> float:
+    """The edit-log thread's CPU per operation, a setting's (``edit_s`` per edit, one per write
+    RPC, with asynchronous edit logging): part of the NameNode's measured CPU that is not the
+    handlers'."""
+    return settings.edit_s * edit_syncs(op) * rpcs_of(op) if settings.async_edits else 0.0
 
 
 def _fit_delay(cost: OpCost, settings: ServerSettings, light: OpMeasurement, seed: int) -> OpCost:

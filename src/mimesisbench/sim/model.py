@@ -26,7 +26,10 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    of its server CPU (audit log, the response) before its handler is free. With ``async_edits`` (Hadoop 3's
    default, ``dfs.namenode.edits.asynclogging``) the sync runs beside that work and the handler
    goes on without waiting for it, the answer waits for both; without, the handler waits for
-   the sync first;
+   the sync first. With ``async_edits`` and ``edit_s``, the syncs are one thread's, the edit
+   log's (Hadoop 3's ``FSEditLogAsync``): after each sync it sends the batch's answers itself,
+   one after the other, ``edit_s`` of CPU each on a core it takes after the sync's I/O, and only
+   then syncs the writes that joined meanwhile; an answer leaves once it is sent;
 5. the other half of the delay brings the answer back, and the client spends ``client_cpu_s / 2``
    receiving it. An operation of several RPCs (``rpcs_of``: a create is its ``create`` and,
    once that is answered, its ``complete``) goes through 1-5 once per RPC on the same client
@@ -99,6 +102,11 @@ class ServerSettings:
     # many threads, what keeps its cores from being used in full while threads wait: measured
     # here, 17 % of two cores idle with two handlers runnable; fitted on request, ``sim.fit``)
     dispatch_s: float = 0.0
+    # with async_edits, the edit-log thread's CPU per edit (per write RPC) after the sync: Hadoop
+    # 3's FSEditLogAsync sends each answer itself, one after the other, before it takes the next
+    # edits, so one thread serialises every write's tail (measured here: 7-9 us an edit beside
+    # 60 us of CPU per sync, ``docs/simnn.md``); 0: no such thread, the handlers' work has it
+    edit_s: float = 0.0
 
     def before_fit(self) -> ServerSettings:
         """These settings with the ones a calibration's fit chooses (the lock hand-over, the
@@ -112,7 +120,7 @@ class ServerSettings:
             raise ConfigError(f"simnn: handlers must be at least 1, got {self.handlers}")
         if self.cores < 0:
             raise ConfigError(f"simnn: cores must be 0 (unlimited) or more, got {self.cores}")
-        for name in ("sync_s", "wake_s", "park_s", "dispatch_s"):
+        for name in ("sync_s", "wake_s", "park_s", "dispatch_s", "edit_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite duration >= 0, got {value}")

@@ -222,11 +222,16 @@ class RWLock:
 
 
 class EditLog:
-    """Group commit: one sync at a time; every write that joins during a sync goes in the next."""
+    """Group commit: one sync at a time; every write that joins during a sync goes in the next.
+    With ``edit_s`` (asynchronous edit logging's thread), after each sync the thread sends the
+    batch's answers itself, ``edit_s`` of CPU each on a core it takes after the sync's I/O, before
+    it syncs the writes that joined meanwhile."""
 
-    def __init__(self, env: simpy.Environment, sync_s: float) -> None:
+    def __init__(self, env: simpy.Environment, sync_s: float, cores: Cores, edit_s: float = 0.0) -> None:
         self.env = env
         self.sync_s = sync_s
+        self.cores = cores
+        self.edit_s = edit_s
         self.syncing = False
         self.next_batch: list[simpy.Event] = []
 
@@ -242,8 +247,15 @@ class EditLog:
     def _sync(self, batch: list[simpy.Event]) -> SimProcess:
         while True:
             yield self.env.timeout(self.sync_s)
-            for done in batch:
-                done.succeed()
+            if self.edit_s > 0:
+                yield self.cores.take()
+                for done in batch:
+                    yield self.env.timeout(self.edit_s)
+                    done.succeed()
+                self.cores.give()  # it blocks again: in the next sync's I/O, or idle
+            else:
+                for done in batch:
+                    done.succeed()
             if not self.next_batch:
                 self.syncing = False
                 return
@@ -263,7 +275,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
     parks = np.zeros(n, dtype=np.uint8)
     stalled = np.zeros(n, dtype=bool)  # the pass's stall was spent at a wake-up from a park
     lock = RWLock(env, settings, cores, parks, calls.stall, stalled)
-    log = EditLog(env, settings.sync_s)
+    log = EditLog(env, settings.sync_s, cores, settings.edit_s if settings.async_edits else 0.0)
     busy = {"client": 0, "server": 0}  # client bursts started or waiting; calls in the NameNode
     client_last_end = [float("-inf")]
     start = np.full(n, np.nan)

@@ -36,6 +36,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
+from scipy.optimize import nnls
 
 from mimesisbench.backends.simnn import CALIBRATION_FILE, calibration_file
 from mimesisbench.errors import ConfigError, InputError
@@ -49,12 +50,17 @@ from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.run.probes import daemon_cpu_s, thread_groups
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate
-from mimesisbench.sim.model import Calibration, ServerSettings, edit_syncs
+from mimesisbench.sim.model import Calibration, ServerSettings, edit_syncs, rpcs_of
 
 DEFAULT_OPS = ("fileStatus", "open", "listStatus", "create", "mkdirs", "rename", "delete")
 SYNC_SAMPLES = 200
 #: a measurement's syncs, as the NameNode timed them, count when there are at least this many
 MIN_SYNCS = 100
+#: the NameNode's edit-log thread, by its name as ``run.probes.thread_groups`` groups it (Hadoop 3's
+#: asynchronous edit logging: ``FSEditLogAsync``)
+EDIT_THREAD = "FSEditLogAsync"
+#: the writes whose micro-benchmark makes no files first: the NameNode's syncs over it are its own
+EDIT_FIT_OPS = (OpCode.CREATE, OpCode.MKDIRS)
 
 
 def site_settings(layout: Layout) -> dict[str, str]:
@@ -183,6 +189,7 @@ def measure_and_fit(
         result = micro(op, clients, tag)
         if watch is not None and edit_syncs(OPERATIONS[op]):
             totals = watch.take(REFRESH_WAIT_S)
+            result["namenode_syncs"] = totals.syncs  # for the edit-log thread's CPU per edit (below)
             if totals.mean_s is not None:
                 syncs_seen.append({"op": op, "clients": clients, "syncs": totals.syncs, "mean_s": totals.mean_s})
         lat = result["latency_ms"]
@@ -227,6 +234,9 @@ def measure_and_fit(
             watch.stop()
     measured_sync = namenode_sync_s(syncs_seen)
     settings = replace(settings, sync_s=measured_sync if measured_sync is not None else fdatasync_s)
+    edit_thread = edit_thread_cpu(raw) if settings.async_edits else None
+    if edit_thread is not None:
+        settings = replace(settings, edit_s=edit_thread["us_per_edit"] / 1e6)
 
     def median_at(i: int, k: int) -> OpMeasurement:
         return median_measurement([rounds[r][i][k] for r in range(repeat)])
@@ -247,9 +257,40 @@ def measure_and_fit(
         "sync": {"source": "namenode" if measured_sync is not None else "fdatasync", "namenode_s": measured_sync,
                  "fdatasync_s": fdatasync_s, "jmx": jmx_url, "jmx_failures": watch.failures if watch else None,
                  "measurements": syncs_seen},
+        "edit_thread": edit_thread,
     }
     calibration, _ = calibrate(triples, settings, source, lock_share=lock_share, fit_dispatch=fit_dispatch)
     return calibration, raw
+
+
+def edit_thread_cpu(raw: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The edit-log thread's CPU per edit outside its syncs (``settings.edit_s``, in us), and per
+    sync, from the write micro-benchmarks ``raw`` (each with ``namenode_threads_us_per_op`` and
+    the syncs the NameNode counted over it, ``namenode_syncs``): its group's CPU per operation is
+    (edits per operation) x per edit + (syncs per operation) x per sync at every load, solved by
+    non-negative least squares (scipy's ``nnls``). Measured here: 7-9 us an edit (serialising it,
+    sending its answer) and about 60 us a sync, so 67 us an edit at one client, where every edit
+    is synced alone, and 10 at 64 creating, 19 edits a sync. The sync's CPU is in the sync's time
+    as the NameNode times it (``sync_s``); the CPU per edit is the thread's own work in the model.
+    Only the operations whose micro-benchmark makes no files first (create, mkdirs) count: the
+    NameNode's syncs are counted over the whole benchmark, its preparation too. None where fewer
+    than two loads have both readings."""
+    rows, loads = [], set()
+    for result in raw:
+        op = OPERATIONS.get(str(result.get("op")))
+        threads = result.get("namenode_threads_us_per_op")
+        syncs, files = result.get("namenode_syncs"), result.get("files")
+        if op not in EDIT_FIT_OPS or not isinstance(threads, dict) or not isinstance(syncs, int) or not files:
+            continue
+        group = threads.get(EDIT_THREAD)
+        if not isinstance(group, dict) or not isinstance(group.get("cpu"), int | float) or syncs <= 0:
+            continue
+        rows.append((edit_syncs(op) * rpcs_of(op), syncs / int(files), float(group["cpu"])))
+        loads.add(result.get("concurrency"))
+    if len(loads) < 2:
+        return None
+    (per_edit, per_sync), _ = nnls(np.array([r[:2] for r in rows]), np.array([r[2] for r in rows]))
+    return {"us_per_edit": float(per_edit), "us_per_sync": float(per_sync), "measurements": len(rows)}
 
 
 def _per_thread_group(readings: list[dict[str, tuple[float, float]] | None], operations: int
@@ -333,7 +374,8 @@ def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5, fit_dispatc
     triples = load_triples(first_dir, merged)
     # the host settings the inputs' fits chose are fitted again from the merged measurements
     settings = replace(first.settings.before_fit(),
-                       sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])))
+                       sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])),
+                       edit_s=float(np.median([cal.settings.edit_s for _, cal, _ in sets])))
     source = {
         **{k: v for k, v in first.source.items() if k not in ("measurements", "fit", "measured_on", "measured_at")},
         "merged_from": [{"path": str(d), "measured_on": cal.source.get("measured_on"),

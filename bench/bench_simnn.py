@@ -85,6 +85,11 @@ def speed(calls: int, scale: float) -> None:
     print(f"native: {calls:,} calls in {native_s:.2f} s ({calls / native_s:,.0f} calls/s; draws "
           f"{sim.facts['draw_s']:.2f} s, event loop {sim.facts['simulate_s']:.2f} s)")
     print(f"simpy reference: {simpy_rate:,.0f} calls/s; native / simpy {calls / native_s / simpy_rate:.0f}x")
+    t0 = time.perf_counter()
+    simulate_ops(ops, np.zeros(calls), cal.with_settings(edit_s=8e-6), 64)
+    edit_s = time.perf_counter() - t0
+    print(f"native with the edit log's thread (edit_s 8 us): {calls:,} calls in {edit_s:.2f} s "
+          f"({edit_s / native_s:.2f}x the time without)")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         profile = Path(__file__).resolve().parents[1] / "src" / "mimesisbench" / "data" / "demo_profile.json"

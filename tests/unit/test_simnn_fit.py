@@ -152,13 +152,14 @@ def test_merging_calibrations_fits_the_median_of_each_measurement(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Three calibrations of one operation, the second the model's own measurements, the others
     10 % below and 30 % above them: the merge fits the middle one's (the medians), with the median
-    sync time, and keeps every input's micro-benchmarks and where it came from."""
+    sync time and edit-log thread's CPU per edit, and keeps every input's micro-benchmarks and
+    where it came from."""
     truth = OpCost(15e-6, 25e-6, 40e-6, delay_sigma=0.5, cpu_cv=0.5, client_wake_s=15e-6, server_wake_s=40e-6,
                    handler_wake_s=10e-6)
     base = [measured(OpCode.GETFILEINFO, truth, clients) for clients in LOADS]
     dirs = [
         _kept(tmp_path, f"c{k}", [replace(m, ops_per_s=m.ops_per_s * f, server_cpu_s=m.server_cpu_s * f) for m in base],
-              replace(SETTINGS, sync_s=100e-6 * (k + 1)))
+              replace(SETTINGS, sync_s=100e-6 * (k + 1), edit_s=(9e-6, 4e-6, 6e-6)[k]))
         for k, f in enumerate((0.9, 1.0, 1.3))
     ]
     code, out, err = run_cli(["simnn", "merge", *map(str, dirs), "-o", str(tmp_path / "merged")], capsys)
@@ -169,6 +170,7 @@ def test_merging_calibrations_fits_the_median_of_each_measurement(
         assert got[m.concurrency]["server_cpu_s"] == pytest.approx(m.server_cpu_s)
         assert got[m.concurrency]["ops_per_s"] == pytest.approx(m.ops_per_s)
     assert merged.settings.sync_s == pytest.approx(200e-6)
+    assert merged.settings.edit_s == pytest.approx(6e-6)  # the edit log's thread's, measured: the median too
     assert [f["measured_at"] for f in merged.source["merged_from"]] == ["c0", "c1", "c2"]
     assert json.loads((tmp_path / "merged" / "micro.json").read_text()) == [{"from": "c0"}, {"from": "c1"}, {"from": "c2"}]
     assert merged.costs[OpCode.GETFILEINFO].server_cpu_s > 0  # fitted again (the inputs' 1 us is not kept)

@@ -20,7 +20,8 @@ them:
   comes out as measured at all three (``_split_cpu``), a fixed point of a few rounds. A handler's
   parks for the lock cost ``park_s`` each, a setting (not fitted: a write parks about as often at
   every load where the lock is contended, so its park would be one more column nearly equal to
-  its work), subtracted from the NameNode's CPU before the split;
+  its work), subtracted from the NameNode's CPU before the split, as is the edit log's thread's
+  work (``edit_s`` an edit, a setting the calibration measures on the thread itself);
 * the **delay** (what is neither CPU nor a queue) is bisected so that the simulated light load has
   the measured mean response;
 * the **stalls** make the tail of the busy server: in a closed loop a call's own CPU variability

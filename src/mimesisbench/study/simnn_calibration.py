@@ -12,7 +12,9 @@ settings. The sync time is the NameNode's own (``monitoring.edit_log``: its ``Na
 bean times every sync; the median over the write measurements of each one's mean); where its JMX
 servlet shows none, a 128-byte write and ``fdatasync`` in the cluster's working directory, on the
 file system of its edits (``sync_seconds``), which misses the edit-log thread's wake-up after the
-I/O: 80-120 us here, where the NameNode timed 160-240. ``sim.fit`` then fits each operation's
+I/O: 80-120 us here, where the NameNode timed 160-240. The edit log's own thread (Hadoop 3's
+``FSEditLogAsync``) is read with the NameNode's other threads (``run.probes.thread_groups``): its
+CPU per edit becomes the model's ``edit_s`` (``edit_thread_cpu``). ``sim.fit`` then fits each operation's
 costs to its three loads; the result is written as ``calibration.json`` in the output directory,
 with the measurements.
 
@@ -268,9 +270,9 @@ def edit_thread_cpu(raw: list[dict[str, Any]]) -> dict[str, Any] | None:
     sync, from the write micro-benchmarks ``raw`` (each with ``namenode_threads_us_per_op`` and
     the syncs the NameNode counted over it, ``namenode_syncs``): its group's CPU per operation is
     (edits per operation) x per edit + (syncs per operation) x per sync at every load, solved by
-    non-negative least squares (scipy's ``nnls``). Measured here: 7-9 us an edit (serialising it,
+    non-negative least squares (scipy's ``nnls``). Measured here: 5-9 us an edit (serialising it,
     sending its answer) and about 60 us a sync, so 67 us an edit at one client, where every edit
-    is synced alone, and 10 at 64 creating, 19 edits a sync. The sync's CPU is in the sync's time
+    is synced alone, and 10 at 64 creating, 19 edits a sync (session 26's calibration: 5.1 and 59). The sync's CPU is in the sync's time
     as the NameNode times it (``sync_s``); the CPU per edit is the thread's own work in the model.
     Only the operations whose micro-benchmark makes no files first (create, mkdirs) count: the
     NameNode's syncs are counted over the whole benchmark, its preparation too. None where fewer

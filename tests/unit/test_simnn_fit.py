@@ -208,7 +208,7 @@ def test_the_edit_log_thread_s_cpu_per_edit_and_per_sync_come_from_its_thread_an
     one client, in batches at more). Only create and mkdirs count (delete's benchmark makes its
     files first, and the NameNode's syncs are counted over all of it); a thread never read, or one
     load only, gives nothing."""
-    from mimesisbench.study.simnn_calibration import edit_thread_cpu as measure_edit_thread
+    from mimesisbench.study.simnn_calibration import measure_edit_thread
 
     def result(op: str, clients: int, syncs: int, files: int = 10_000, edits: int = 2) -> dict[str, object]:
         cpu = (edits * 7.0 * files + syncs * 60.0) / files

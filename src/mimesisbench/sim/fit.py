@@ -77,7 +77,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, ServerSettings, edit_syncs, lock_kind, rpcs_of
+from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, ServerSettings, edits_of, lock_kind
 from mimesisbench.sim.ops import simulate_micro
 
 #: calls per simulation of the fit (the measured batch's size when smaller)
@@ -214,7 +214,7 @@ def edit_thread_cpu(op: OpCode, settings: ServerSettings) -> float:
     """The edit-log thread's CPU per operation, a setting's (``edit_s`` per edit, one per write
     RPC, with asynchronous edit logging): part of the NameNode's measured CPU that is not the
     handlers'."""
-    return settings.edit_s * edit_syncs(op) * rpcs_of(op) if settings.async_edits else 0.0
+    return settings.edit_s * edits_of(op) if settings.async_edits else 0.0
 
 
 def _fit_delay(cost: OpCost, settings: ServerSettings, light: OpMeasurement, seed: int) -> OpCost:

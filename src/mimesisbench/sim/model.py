@@ -104,7 +104,7 @@ class ServerSettings:
     dispatch_s: float = 0.0
     # with async_edits, the edit-log thread's CPU per edit (per write RPC) after the sync: Hadoop
     # 3's FSEditLogAsync sends each answer itself, one after the other, before it takes the next
-    # edits, so one thread serialises every write's tail (measured here: 7-9 us an edit beside
+    # edits, so one thread serialises every write's tail (measured here: 5-9 us an edit beside
     # 60 us of CPU per sync, ``docs/simnn.md``); 0: no such thread, the handlers' work has it
     edit_s: float = 0.0
 
@@ -163,6 +163,12 @@ def edit_syncs(op: OpCode) -> int:
     """How many edit-log syncs each RPC of an operation waits for: a write's one (a create's
     ``create`` and ``complete`` each theirs, ``rpcs_of``), a read's none."""
     return 1 if op_class(op) == "write" else 0
+
+
+def edits_of(op: OpCode) -> int:
+    """Edits an operation writes to the edit log: one per RPC that waits for a sync (a create's
+    two, a read's none)."""
+    return edit_syncs(op) * rpcs_of(op)
 
 
 def rpcs_of(op: OpCode) -> int:

@@ -14,7 +14,7 @@ servlet shows none, a 128-byte write and ``fdatasync`` in the cluster's working 
 file system of its edits (``sync_seconds``), which misses the edit-log thread's wake-up after the
 I/O: 80-120 us here, where the NameNode timed 160-240. The edit log's own thread (Hadoop 3's
 ``FSEditLogAsync``) is read with the NameNode's other threads (``run.probes.thread_groups``): its
-CPU per edit becomes the model's ``edit_s`` (``edit_thread_cpu``). ``sim.fit`` then fits each operation's
+CPU per edit becomes the model's ``edit_s`` (``measure_edit_thread``). ``sim.fit`` then fits each operation's
 costs to its three loads; the result is written as ``calibration.json`` in the output directory,
 with the measurements.
 
@@ -52,7 +52,7 @@ from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.run.probes import daemon_cpu_s, thread_groups
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate
-from mimesisbench.sim.model import Calibration, ServerSettings, edit_syncs, rpcs_of
+from mimesisbench.sim.model import Calibration, ServerSettings, edit_syncs, edits_of
 
 DEFAULT_OPS = ("fileStatus", "open", "listStatus", "create", "mkdirs", "rename", "delete")
 SYNC_SAMPLES = 200
@@ -236,7 +236,7 @@ def measure_and_fit(
             watch.stop()
     measured_sync = namenode_sync_s(syncs_seen)
     settings = replace(settings, sync_s=measured_sync if measured_sync is not None else fdatasync_s)
-    edit_thread = edit_thread_cpu(raw) if settings.async_edits else None
+    edit_thread = measure_edit_thread(raw) if settings.async_edits else None
     if edit_thread is not None:
         settings = replace(settings, edit_s=edit_thread["us_per_edit"] / 1e6)
 
@@ -265,7 +265,7 @@ def measure_and_fit(
     return calibration, raw
 
 
-def edit_thread_cpu(raw: list[dict[str, Any]]) -> dict[str, Any] | None:
+def measure_edit_thread(raw: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The edit-log thread's CPU per edit outside its syncs (``settings.edit_s``, in us), and per
     sync, from the write micro-benchmarks ``raw`` (each with ``namenode_threads_us_per_op`` and
     the syncs the NameNode counted over it, ``namenode_syncs``): its group's CPU per operation is
@@ -287,7 +287,7 @@ def edit_thread_cpu(raw: list[dict[str, Any]]) -> dict[str, Any] | None:
         group = threads.get(EDIT_THREAD)
         if not isinstance(group, dict) or not isinstance(group.get("cpu"), int | float) or syncs <= 0:
             continue
-        rows.append((edit_syncs(op) * rpcs_of(op), syncs / int(files), float(group["cpu"])))
+        rows.append((edits_of(op), syncs / int(files), float(group["cpu"])))
         loads.add(result.get("concurrency"))
     if len(loads) < 2:
         return None

@@ -1,8 +1,8 @@
 """The simulated NameNode (``simnn:``): its speed, and its predictions against a managed HDFS.
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
-    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--fit-dispatch]
-    .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--fit-dispatch] [--edit-us US]
+    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--no-fit-dispatch]
+    .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--no-fit-dispatch] [--lock-share S] [--edit-us US]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -61,7 +61,7 @@ from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import calibrate
-from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
+from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 from mimesisbench.study.simnn_calibration import (
     calibration_measurements,
@@ -174,7 +174,7 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
     return _summary(max(out.iterdir(), key=lambda p: p.stat().st_mtime))
 
 
-def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = False) -> None:
+def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = True) -> None:
     rows: list[dict[str, object]] = []  # what validation.json keeps
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -232,7 +232,8 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispa
             (keep / "validation.json").write_text(json.dumps({"files": files, "rows": rows}, indent=1) + "\n")
 
 
-def score(dirs: list[Path], *, fit_dispatch: bool = False, edit_s: float | None = None) -> None:
+def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None = None,
+          lock_share: float = READ_LOCK_SHARE) -> None:
     """Each kept validation predicted again with the model as it is now (see the module)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -247,7 +248,7 @@ def score(dirs: list[Path], *, fit_dispatch: bool = False, edit_s: float | None 
             settings = replace(kept_cal.settings.before_fit(), park_s=ServerSettings().park_s)
             if edit_s is not None:
                 settings = replace(settings, edit_s=edit_s)
-            cal, _ = calibrate(loads, settings, dict(kept_cal.source), fit_dispatch=fit_dispatch)
+            cal, _ = calibrate(loads, settings, dict(kept_cal.source), fit_dispatch=fit_dispatch, lock_share=lock_share)
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()
             cal.write(cal_dir / "calibration.json")
@@ -316,14 +317,17 @@ def main() -> None:
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     c.add_argument("--edit-us", type=float, default=None,
                    help="The edit-log thread's CPU per edit (settings.edit_s, us) to refit with; default: as kept.")
+    c.add_argument("--lock-share", type=float, default=READ_LOCK_SHARE,
+                   help="A read's share of its NameNode work under the lock to refit with (simnn calibrate --lock-share).")
     for p in (v, c):
-        p.add_argument("--fit-dispatch", action="store_true",
-                       help="Fit the host's switch between threads too (simnn calibrate --fit-dispatch).")
+        p.add_argument("--no-fit-dispatch", dest="fit_dispatch", action="store_false",
+                       help="Leave the host's switch between threads at 0 (simnn calibrate --no-fit-dispatch).")
     a = ap.parse_args()
     if a.what == "speed":
         speed(a.calls, a.scale_files)
     elif a.what == "score":
-        score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None)
+        score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
+              lock_share=a.lock_share)
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch)
 

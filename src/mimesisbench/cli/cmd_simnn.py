@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from mimesisbench.sim.model import READ_LOCK_SHARE
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -33,11 +35,12 @@ def simnn() -> None:
               help="Runs of each operation and load, round after round; each figure is their median.")
 @click.option("--client", type=click.Choice(["auto", "native", "asyncio", "threads"]), default="auto",
               show_default=True, help="As for micro.")
-@click.option("--lock-share", type=click.FloatRange(0, 1), default=0.5, show_default=True,
-              help="A read's share of its NameNode work under the (shared) namesystem lock; a write's is fitted.")
-@click.option("--fit-dispatch", is_flag=True,
-              help="Fit the host's switch between threads too (dispatch=; docs/simnn.md: the reads' loads come "
-                   "out nearer, the mixes as fast as possible further under).")
+@click.option("--lock-share", type=click.FloatRange(0, 1), default=READ_LOCK_SHARE, show_default=True,
+              help="A read's share of its NameNode work under the (shared) namesystem lock (the default: the "
+                   "NameNode's own timing of its read holds); a write's is fitted.")
+@click.option("--fit-dispatch/--no-fit-dispatch", default=True, show_default=True,
+              help="Fit the host's switch between threads (dispatch=) where the reads' heavy loads need it "
+                   "(docs/simnn.md); --no-fit-dispatch leaves it at 0.")
 @click.option("--output", "-o", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for calibration.json (simnn:?calibration=DIR) and the measurements.")
 def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, loads: str, repeat: int, client: str,
@@ -64,9 +67,9 @@ def calibrate_command(backend: str, hdfs_workdir: str, ops: str, files: int, loa
 
 @simnn.command("merge")
 @click.argument("calibrations", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--lock-share", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--lock-share", type=click.FloatRange(0, 1), default=READ_LOCK_SHARE, show_default=True,
               help="As for calibrate.")
-@click.option("--fit-dispatch", is_flag=True, help="As for calibrate.")
+@click.option("--fit-dispatch/--no-fit-dispatch", default=True, show_default=True, help="As for calibrate.")
 @click.option("--output", "-o", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for the merged calibration.json and every input's measurements.")
 def merge_command(calibrations: tuple[Path, ...], lock_share: float, fit_dispatch: bool, out: Path) -> None:

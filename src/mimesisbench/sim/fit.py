@@ -31,8 +31,10 @@ them:
   its p50, and how often a call has one (``stall_p``) is bisected so that the simulated heavy load
   has the measured p99 (the delay bisected again for each);
 * a write's **lock share** (of its NameNode work, under the exclusive lock) is bisected so that
-  the simulated heavy load has the measured throughput, where the lock bounds it (reads share
-  the lock: their share stays at ``--lock-share``);
+  the simulated heavy load has the measured throughput, where the lock bounds it. Reads share
+  the lock, so their throughput does not show it: their share is a setting (``--lock-share``),
+  ``READ_LOCK_SHARE`` by default, what the NameNode's own timing of its read holds gave
+  (``bench/bench_lock_hold.py``: 1.6-2.5 us of a read's 20-25 us);
 * the **lock hand-over** (``wake_s``: from a release to the woken waiter running, a setting,
   20 us) is how fast the machine's scheduler wakes a thread, which differs between machines.
   Where a write's heavy load, even with the least lock share, comes out more than
@@ -54,11 +56,11 @@ them:
   ``DISPATCH_MAX``) for the one that brings them to their measured throughput, the reads fitted
   again with it, twice; the writes are then fitted with it, and the hand-over (above) is chosen
   after it. A thread woken for the lock does not pay it again: its wake-up is the hand-over's.
-  Only on request (``fit_dispatch``; ``simnn calibrate --fit-dispatch``): with it, the reads'
-  three loads and the micro-benchmarks at other loads come out far nearer their measurements
-  (sessions 23-25), but the mixes as fast as possible 8-12 % under theirs, where without it
-  they come within about 5 % on average (``docs/simnn.md``, "Sessions 23-25: the host's
-  switch").
+  Fitted by default (``fit_dispatch``; ``simnn calibrate --no-fit-dispatch`` leaves it as set).
+  With a read's lock share at 0.5, as it was, the switch brought the reads and the other loads
+  nearer but the mixes as fast as possible 8-12 % under; with the reads' measured share the
+  mixes come within 15 % in 41 of the 42 runs of sessions 19-27 (``docs/simnn.md``, "Session
+  28: the reads' measured lock share, and the switch by default").
 
 Every simulation of the fit uses the same seed, so what it matches moves monotonically with the
 unknowns. In a closed loop the mean response fixes the throughput (Little's law), so the light
@@ -77,7 +79,15 @@ import numpy as np
 from scipy.optimize import nnls
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import LOCK_WRITE, Calibration, OpCost, ServerSettings, edits_of, lock_kind
+from mimesisbench.sim.model import (
+    LOCK_WRITE,
+    READ_LOCK_SHARE,
+    Calibration,
+    OpCost,
+    ServerSettings,
+    edits_of,
+    lock_kind,
+)
 from mimesisbench.sim.ops import simulate_micro
 
 #: calls per simulation of the fit (the measured batch's size when smaller)
@@ -258,7 +268,7 @@ def _fit_lock_share(cost: OpCost, settings: ServerSettings, heavy: OpMeasurement
 
 
 def fit_cost(light: OpMeasurement, middle: OpMeasurement, heavy: OpMeasurement, settings: ServerSettings, *,
-             lock_share: float = 0.5, delay_sigma: float = 0.5, seed: int = 0) -> OpCost:
+             lock_share: float = READ_LOCK_SHARE, delay_sigma: float = 0.5, seed: int = 0) -> OpCost:
     """The operation's costs from its light, middle and heavy loads (the module doc says how)."""
     if not (light.op is middle.op is heavy.op) or not light.concurrency < middle.concurrency < heavy.concurrency:
         raise ValueError("fit_cost needs one operation measured at three loads, light to heavy")
@@ -345,12 +355,12 @@ def _fit_dispatch(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]
 
 
 def calibrate(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], settings: ServerSettings,
-              source: dict[str, object], *, lock_share: float = 0.5, fit_dispatch: bool = False
+              source: dict[str, object], *, lock_share: float = READ_LOCK_SHARE, fit_dispatch: bool = True
               ) -> tuple[Calibration, dict[str, dict[str, float]]]:
     """A calibration from each operation's (light, middle, heavy) measurements, and how the fitted
     model reproduces each of them (``{op: {"light_measured_mean_ms": ..., "heavy_fitted_ops_per_s":
     ...}}``). ``fit_dispatch``: fit the host's switch between threads too (the module doc says
-    why it is not fitted by default)."""
+    how); ``lock_share``: a read's share of its work under the lock."""
     costs = {light.op: fit_cost(light, middle, heavy, settings, lock_share=lock_share)
              for light, middle, heavy in loads}
     if fit_dispatch:

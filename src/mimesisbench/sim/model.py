@@ -78,6 +78,11 @@ from mimesisbench.schedule.format import OpCode, op_class
 
 #: the calibration format's version (``Calibration.to_json``)
 CALIBRATION_VERSION = 1
+#: a read's share of its NameNode work under the (shared) namesystem lock that the fit gives it by
+#: default: the NameNode's own timing of its read holds (``dfs.namenode.lock.detailed-metrics.enabled``,
+#: ``bench/bench_lock_hold.py``: getfileinfo 1.6-1.7 us, open 2.1-2.5, listStatus 1.7-2.1) against
+#: the fitted work per read (about 20 us)
+READ_LOCK_SHARE = 0.1
 LOCK_NONE, LOCK_READ, LOCK_WRITE = 0, 1, 2
 
 

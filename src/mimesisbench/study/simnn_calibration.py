@@ -52,7 +52,7 @@ from mimesisbench.results.hostinfo import host_facts, versions
 from mimesisbench.run.probes import daemon_cpu_s, thread_groups
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate
-from mimesisbench.sim.model import Calibration, ServerSettings, edit_syncs, edits_of
+from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, ServerSettings, edit_syncs, edits_of
 
 DEFAULT_OPS = ("fileStatus", "open", "listStatus", "create", "mkdirs", "rename", "delete")
 SYNC_SAMPLES = 200
@@ -128,8 +128,8 @@ def measure_and_fit(
     files: int = 10_000,
     loads: tuple[int, ...] = (1, 8, 64),
     client: str = "auto",
-    lock_share: float = 0.5,
-    fit_dispatch: bool = False,
+    lock_share: float = READ_LOCK_SHARE,
+    fit_dispatch: bool = True,
     repeat: int = 3,
     warmup: bool = True,
     announce: Any = None,
@@ -354,7 +354,7 @@ def load_triples(path: Path, measurements: dict[tuple[OpCode, int], OpMeasuremen
     return triples
 
 
-def merge_calibrations(dirs: list[Path], *, lock_share: float = 0.5, fit_dispatch: bool = False
+def merge_calibrations(dirs: list[Path], *, lock_share: float = READ_LOCK_SHARE, fit_dispatch: bool = True
                        ) -> tuple[Calibration, list[dict[str, Any]]]:
     """One calibration from several made by ``simnn calibrate`` (see the module): the same
     operations at the same loads on clusters with the same settings, each figure the median of

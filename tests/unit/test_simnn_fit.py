@@ -176,6 +176,26 @@ def test_merging_calibrations_fits_the_median_of_each_measurement(
     assert merged.costs[OpCode.GETFILEINFO].server_cpu_s > 0  # fitted again (the inputs' 1 us is not kept)
 
 
+def test_merge_fits_the_switch_and_the_read_s_lock_share_as_its_options_say(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A read measured on a host whose switch between threads takes 5 us, merged three ways: by
+    default the switch is fitted and the read's lock share is the measured one; --no-fit-dispatch
+    leaves the switch at 0; --lock-share sets the read's share."""
+    truth = OpCost(15e-6, 25e-6, 40e-6, delay_sigma=0.5, cpu_cv=0.5, client_wake_s=15e-6, server_wake_s=40e-6,
+                   handler_wake_s=10e-6)
+    base = [measured(OpCode.GETFILEINFO, truth, clients, replace(SETTINGS, dispatch_s=5e-6)) for clients in LOADS]
+    dirs = [str(_kept(tmp_path, f"c{k}", base)) for k in range(2)]
+    got = {}
+    for name, options in (("default", []), ("none", ["--no-fit-dispatch"]), ("share", ["--lock-share", "0.3"])):
+        code, _, err = run_cli(["simnn", "merge", *dirs, *options, "-o", str(tmp_path / name)], capsys)
+        assert code == 0, err
+        got[name] = Calibration.load(tmp_path / name / "calibration.json")
+    assert got["default"].settings.dispatch_s == pytest.approx(5e-6, rel=0.2)
+    assert got["default"].costs[OpCode.GETFILEINFO].lock_share == READ_LOCK_SHARE
+    assert got["none"].settings.dispatch_s == 0.0
+    assert got["share"].costs[OpCode.GETFILEINFO].lock_share == pytest.approx(0.3)
+
+
 def test_a_merge_of_unlike_calibrations_names_the_difference(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     truth = OpCost(15e-6, 25e-6, 40e-6)

@@ -7,7 +7,8 @@
 //! minute (simpy does about 28 k calls a second here: `bench/bench_simnn.py`). The loop is a
 //! binary heap of (time, sequence) events; ties go in the order they were scheduled, as simpy's.
 //!
-//! One call's path: a client slot (at most `outstanding` in flight, FIFO) -> the client's send
+//! One call's path: a slot of its client (`client`: each client, a worker of a run, has its own
+//! `outstanding` slots, FIFO) -> the client's send
 //! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it,
 //! spent beside the call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a
 //! handler (its wake-up CPU, when it was parked) -> the namesystem lock (read or write; fair or
@@ -46,6 +47,8 @@ use pyo3::prelude::*;
 const NONE: u8 = 0;
 const READ: u8 = 1;
 const WRITE: u8 = 2;
+/// client numbers above this are refused (each client has a queue of its own)
+const MAX_CLIENTS: u32 = 1 << 20;
 
 /// What a call does when an event of its own comes due.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -112,6 +115,7 @@ pub struct Calls<'a> {
     pub s_post: &'a [f64],
     pub sync: &'a [u8], // not 0: a write's RPC, whose answer waits for an edit-log sync
     pub rpcs: &'a [u8],
+    pub client: &'a [u32], // the client whose slots the call takes (a run's worker)
 }
 
 #[derive(Clone, Copy)]
@@ -149,9 +153,9 @@ struct Sim<'a> {
     h_woke: Vec<u8>,
     // times each call's handler parked for the namesystem lock (and paid `park_s` when woken)
     parks: Vec<u8>,
-    // client slots
-    slots_free: usize,
-    slot_queue: VecDeque<usize>,
+    // each client's slots: free, and the calls waiting for one
+    slots_free: Vec<usize>,
+    slot_queue: Vec<VecDeque<usize>>,
     // handlers
     handlers_free: usize,
     call_queue: VecDeque<usize>,
@@ -187,6 +191,8 @@ impl<'a> Sim<'a> {
     fn new(calls: Calls<'a>, set: Settings) -> Self {
         let n = calls.arrive.len();
         let passes_left = calls.rpcs.iter().map(|&r| r.max(1) - 1).collect();
+        let clients = calls.client.iter().max().map_or(1, |&c| c as usize + 1);
+        let slots = if set.outstanding == 0 { usize::MAX } else { set.outstanding };
         Sim {
             calls,
             set,
@@ -203,8 +209,8 @@ impl<'a> Sim<'a> {
             s_woke: vec![0; n],
             h_woke: vec![0; n],
             parks: vec![0; n],
-            slots_free: if set.outstanding == 0 { usize::MAX } else { set.outstanding },
-            slot_queue: VecDeque::new(),
+            slots_free: vec![slots; clients],
+            slot_queue: vec![VecDeque::new(); clients],
             handlers_free: set.handlers,
             call_queue: VecDeque::new(),
             cores_free: if set.cores == 0 { usize::MAX } else { set.cores },
@@ -564,13 +570,14 @@ impl<'a> Sim<'a> {
         let call = ev.call;
         match ev.step {
             Step::Arrive => {
-                if self.slots_free > 0 {
+                let client = self.calls.client[call] as usize;
+                if self.slots_free[client] > 0 {
                     if self.set.outstanding != 0 {
-                        self.slots_free -= 1;
+                        self.slots_free[client] -= 1;
                     }
                     self.take_slot(call);
                 } else {
-                    self.slot_queue.push_back(call);
+                    self.slot_queue[client].push_back(call);
                 }
             }
             Step::Sent => {
@@ -668,10 +675,11 @@ impl<'a> Sim<'a> {
                     return;
                 }
                 self.end[call] = self.now;
-                if let Some(next) = self.slot_queue.pop_front() {
+                let client = self.calls.client[call] as usize;
+                if let Some(next) = self.slot_queue[client].pop_front() {
                     self.take_slot(next);
                 } else if self.set.outstanding != 0 {
-                    self.slots_free += 1;
+                    self.slots_free[client] += 1;
                 }
             }
         }
@@ -740,8 +748,9 @@ type Times<'py> = (
 
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's) and its handler's parks for the lock.
+/// `client`: the client of each call (all one client when absent), each with `outstanding` slots.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0, client=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -770,8 +779,10 @@ fn simulate_namenode<'py>(
     async_edits: bool,
     dispatch_s: f64,
     edit_s: f64,
+    client: Option<PyReadonlyArray1<'py, u32>>,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
+    let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
     if handlers == 0 {
         return Err(PyValueError::new_err("simulate_namenode: handlers must be at least 1"));
     }
@@ -790,9 +801,16 @@ fn simulate_namenode<'py>(
         s_post: slice(&s_post, "s_post", n)?,
         sync: slice(&sync, "sync", n)?,
         rpcs: slice(&rpcs, "rpcs", n)?,
+        client: match &client {
+            Some(c) => slice(c, "client", n)?,
+            None => &one_client,
+        },
     };
     if calls.arrive.windows(2).any(|w| !matches!(w[0].partial_cmp(&w[1]), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))) {
         return Err(PyValueError::new_err("simulate_namenode: arrive must be sorted and finite"));
+    }
+    if calls.client.iter().any(|&c| c >= MAX_CLIENTS) {
+        return Err(PyValueError::new_err(format!("simulate_namenode: client must be below {MAX_CLIENTS}")));
     }
     if calls.lock.iter().any(|&k| k > WRITE) {
         return Err(PyValueError::new_err("simulate_namenode: lock must be 0 (none), 1 (read) or 2 (write)"));

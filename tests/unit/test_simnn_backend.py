@@ -13,7 +13,7 @@ from tests.unit.cli_run import run_cli
 from mimesisbench.backends.registry import open_backend
 from mimesisbench.backends.simnn import SimnnBackend, parse_simnn_url
 from mimesisbench.errors import ConfigError, InputError
-from mimesisbench.run.synthetic import write_phased_schedule
+from mimesisbench.run.synthetic import _phased_tables, _write, write_phased_schedule
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
 
@@ -129,6 +129,32 @@ def test_a_simulated_server_slower_than_the_schedule_stops_for_drift(
     summary = json.loads((fast / "summary.json").read_text())
     assert summary["operations_issued"] == 3000
     assert summary["throughput_ops_per_s"] == pytest.approx(5000, rel=0.01)  # the lock's rate
+
+
+def test_each_worker_of_a_simulated_run_has_its_own_lanes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As fast as possible with one lane per worker: type 1's opens (1 ms away) and type 2's
+    getfileinfos (0.1 ms), interleaved in the schedule. Each worker (a type) has its own lane, as
+    in a real run, so the getfileinfos are done in 20 x 0.1 ms, not held behind the opens (with
+    one bound of two for the run they would end near the opens' 20 ms)."""
+    cal = Calibration(
+        {OpCode.OPEN: OpCost(0.0, 0.0, 1e-3, delay_sigma=0.0, cpu_cv=0.0),
+         OpCode.GETFILEINFO: OpCost(0.0, 0.0, 0.1e-3, delay_sigma=0.0, cpu_cv=0.0)},
+        ServerSettings(handlers=4, cores=0, colocated=False, sync_s=0.0, wake_s=0.0, park_s=0.0),
+    ).write(tmp_path / "calibration.json")
+    dirs, files, events = _phased_tables(2, 20, (OpCode.GETFILEINFO,), None, 0)
+    events = events.with_columns(op=pl.when(pl.col("type") == 1).then(int(OpCode.OPEN))
+                                 .otherwise(pl.col("op")).cast(pl.UInt8))
+    schedule = _write(tmp_path / "s", dirs, files, events, {"synthetic": "two speeds", "seed": 0})
+    out = tmp_path / "runs"
+    code, _, err = run_cli(["run", str(schedule), "-b", f"simnn:?calibration={cal}", "--as-fast-as-possible",
+                            "--concurrency", "1", "--out", str(out), "-q"], capsys)
+    assert code == 0, err
+    run_dir = next(out.iterdir())
+    assert json.loads((run_dir / "manifest.json").read_text())["simulation"]["clients"] == 2
+    samples = pl.read_parquet(run_dir / "samples.parquet")
+    ends = samples.group_by("op").agg(pl.col("end_us").max())
+    assert dict(zip(ends["op"].cast(pl.String), ends["end_us"])) == pytest.approx(
+        {"getfileinfo": 2000.0, "open": 20000.0})
 
 
 def test_micro_on_the_simulated_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

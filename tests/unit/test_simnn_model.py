@@ -83,8 +83,17 @@ def test_readers_woken_together_by_a_fair_lock_ask_for_cores_in_the_same_order(s
     _same_times(fair=True, colocated=True, cores=2, outstanding=0, async_edits=True, seed=seed, span_s=0.02)
 
 
+@pytest.mark.parametrize("fair", [True, False])
+@pytest.mark.parametrize("outstanding", [0, 3])
+def test_the_native_loop_gives_the_reference_s_times_with_clients_of_their_own(fair: bool, outstanding: int) -> None:
+    _same_times(fair=fair, colocated=True, cores=2, outstanding=outstanding, async_edits=True, clients=3,
+                dispatch_s=4e-6, edit_s=9e-6)
+    _same_times(fair=fair, colocated=False, cores=0, outstanding=outstanding, async_edits=False, clients=2)
+
+
 def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, async_edits: bool, seed: int = 7,
-                span_s: float = 0.05, dispatch_s: float = 0.0, park_s: float = 8e-6, edit_s: float = 0.0) -> None:
+                span_s: float = 0.05, dispatch_s: float = 0.0, park_s: float = 8e-6, edit_s: float = 0.0,
+                clients: int = 1) -> None:
     rng = np.random.default_rng(seed)
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
@@ -101,8 +110,9 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)
     arrive = np.zeros(n) if outstanding else np.sort(rng.uniform(0.0, span_s, n))
     calls, _ = make_calls(ops, arrive, cal, seed=3)
-    native = simulate(calls, cal.settings, outstanding, engine="native")
-    reference = simulate(calls, cal.settings, outstanding, engine="simpy")
+    client = rng.integers(0, clients, n).astype(np.uint32) if clients > 1 else None
+    native = simulate(calls, cal.settings, outstanding, client=client, engine="native")
+    reference = simulate(calls, cal.settings, outstanding, client=client, engine="simpy")
     assert native.engine == "native" and reference.engine == "simpy"
     np.testing.assert_array_equal(native.start, reference.start)
     np.testing.assert_array_equal(native.end, reference.end)
@@ -113,6 +123,32 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
     np.testing.assert_array_equal(native.lock_parks, reference.lock_parks)
     assert native.lock_parks.any()
     assert np.all(native.end > native.start)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_client_s_slots_hold_only_its_own_calls(engine: str) -> None:
+    """Six calls due at once, alternating between a client of slow calls (1 ms away, calls 0, 2,
+    4) and one of fast calls (0.1 ms, calls 1, 3, 5). With a slot each, the fast client does not
+    wait for the slow one: 0.1, 0.2, 0.3 ms; 1, 2, 3 ms. With both in one client of two slots
+    (first come, first served) a fast call waits behind the slow ones: call 2 takes the slot
+    call 1 frees at 0.1 ms and call 3 the one call 0 frees at 1 ms."""
+    slow, fast = OpCode.LIST_DIR, READ
+    cal = Calibration({slow: constant(0.0, delay_s=1e-3), fast: constant(0.0, delay_s=0.1e-3)}, settings())
+    ops = np.array([int(slow), int(fast)] * 3, dtype=np.uint8)
+    calls, _ = make_calls(ops, np.zeros(6), cal, seed=0)
+    own = simulate(calls, cal.settings, 1, client=np.array([0, 1] * 3, dtype=np.uint32), engine=engine)
+    np.testing.assert_allclose(own.end * 1e3, [1.0, 0.1, 2.0, 0.2, 3.0, 0.3])
+    shared = simulate(calls, cal.settings, 2, engine=engine)
+    np.testing.assert_allclose(shared.end * 1e3, [1.0, 0.1, 1.1, 1.1, 2.1, 1.2])
+
+
+def test_each_call_needs_a_client_and_a_client_number_is_bounded() -> None:
+    cal = Calibration({READ: constant(1e-6)}, settings())
+    calls, _ = make_calls(np.full(3, int(READ), dtype=np.uint8), np.zeros(3), cal, seed=0)
+    with pytest.raises(ValueError, match="3 calls but 2 clients"):
+        simulate(calls, cal.settings, 1, client=np.zeros(2, dtype=np.uint32), engine="native")
+    with pytest.raises(ValueError, match="client must be below"):
+        simulate(calls, cal.settings, 1, client=np.full(3, 1 << 20, dtype=np.uint32), engine="native")
 
 
 def _poisson_sojourn(cpu_cv: float, seed: int) -> float:

@@ -3,8 +3,8 @@
 directory, with samples in virtual time after a virtual barrier.
 
 Every event arrives at its due time (time scale applied; all at once at time scale 0, which
-makes a closed loop), at most ``workers x lanes`` operations are in flight (one bound for the
-run, where a real run bounds each worker), and a run whose lateness passes ``--max-drift`` stops
+makes a closed loop), at most ``lanes`` operations of each worker are in flight (its own slots,
+taken in due order, as a real worker's lanes), and a run whose lateness passes ``--max-drift`` stops
 where it did, as a real one: what had started is kept. What the model leaves out: per-object
 dependencies (an operation of a real run may wait for an earlier one on its file; here only for
 a slot) and the namespace (every operation is ``ok``).
@@ -73,8 +73,8 @@ def simulate_run(
     rows = events["idx"].cast(pl.Int64).to_numpy()
     arrive = events["time_us"].cast(pl.Float64).to_numpy() * (1e-6 * time_scale)
     ops = events["op"].cast(pl.UInt8).to_numpy()
-    outstanding = lanes * plan.n_workers
-    sim = simulate_ops(ops, arrive, calibration, outstanding, seed=seed, engine=engine)
+    workers = events["worker"].cast(pl.UInt32).to_numpy()
+    sim = simulate_ops(ops, arrive, calibration, lanes, client=workers, seed=seed, engine=engine)
     start, end = sim.times.start, sim.times.end
     kept = np.ones(rows.size, dtype=bool)
     status, message = "complete", ""
@@ -86,7 +86,6 @@ def simulate_run(
             status = "drift"
             message = (f"fell {start[late[0]] - arrive[late[0]]:.3f} s behind the schedule at {cut:.3f} s "
                        f"(virtual), more than --max-drift {max_drift_s:g} s")
-    workers = events["worker"].to_numpy()
     results = []
     for w in range(plan.n_workers):
         mine = np.flatnonzero((workers == w) & kept)

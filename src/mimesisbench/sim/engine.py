@@ -33,8 +33,15 @@ class SimTimes:
         return self.end - self.start
 
 
-def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, engine: str = "auto") -> SimTimes:
-    """``engine``: ``auto`` (native when installed), ``native`` or ``simpy``."""
+def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client: NDArray[np.uint32] | None = None,
+             engine: str = "auto") -> SimTimes:
+    """``outstanding``: each client's slots (0: unbounded); ``client``: the client of each call
+    (a run's worker; all one client when None). ``engine``: ``auto`` (native when installed),
+    ``native`` or ``simpy``."""
+    if client is not None:
+        client = np.ascontiguousarray(client, dtype=np.uint32)
+        if client.shape != calls.arrive.shape:
+            raise ValueError(f"simulate: {len(calls)} calls but {client.size} clients")
     module = native_module() if engine in ("auto", "native") else None
     if engine == "native" and module is None:
         raise RuntimeError("the native core is not installed (or MIMESISBENCH_NATIVE=0)")
@@ -45,8 +52,8 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, engine
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
             park_s=settings.park_s, async_edits=settings.async_edits, dispatch_s=settings.dispatch_s,
-            edit_s=settings.edit_s,
+            edit_s=settings.edit_s, client=client,
         )
         return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "native")
-    start, end, wait, c_woke, s_woke, h_woke, parks = simulate_reference(calls, settings, max(0, outstanding))
+    start, end, wait, c_woke, s_woke, h_woke, parks = simulate_reference(calls, settings, max(0, outstanding), client)
     return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "simpy")

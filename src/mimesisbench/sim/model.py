@@ -3,8 +3,8 @@
 The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` and
 ``sim.reference`` implement it):
 
-1. the client takes one of ``outstanding`` slots (a run's workers x lanes; micro's clients), in
-   arrival order, and spends ``client_cpu_s / 2`` of CPU sending;
+1. the client takes one of its ``outstanding`` slots (a run's worker: its lanes; micro: its
+   clients), in arrival order, and spends ``client_cpu_s / 2`` of CPU sending;
 2. half of the call's ``delay`` (network, the RPC reader: what is neither CPU nor a queue)
    brings it to the NameNode; a call that finds no other call in the NameNode sets its other
    threads (the reader, the responder, the edit log's) spending ``server_wake_s`` of CPU beside

@@ -31,19 +31,22 @@ def simulate_ops(
     calibration: Calibration,
     outstanding: int,
     *,
+    client: NDArray[np.uint32] | None = None,
     seed: int = 0,
     engine: str = "auto",
 ) -> Simulated:
-    """Simulate calls of ``ops`` arriving at ``arrive_s`` (sorted) with ``outstanding`` in flight."""
+    """Simulate calls of ``ops`` arriving at ``arrive_s`` (sorted) with ``outstanding`` in flight
+    from each client (``client``: each call's; all one client when None)."""
     t0 = time.perf_counter()
     calls, stand_ins = make_calls(ops, arrive_s, calibration, seed)
     t1 = time.perf_counter()
-    times = simulate(calls, calibration.settings, outstanding, engine=engine)
+    times = simulate(calls, calibration.settings, outstanding, client=client, engine=engine)
     t2 = time.perf_counter()
     facts = {
         "engine": times.engine,
         "calls": len(calls),
         "outstanding": outstanding,
+        "clients": int(client.max()) + 1 if client is not None and client.size else 1,
         "draw_s": round(t1 - t0, 4),
         "simulate_s": round(t2 - t1, 4),
         "stand_ins": stand_ins,

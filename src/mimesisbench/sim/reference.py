@@ -262,15 +262,17 @@ class EditLog:
             batch, self.next_batch = self.next_batch, []
 
 
-def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int) -> tuple[np.ndarray, ...]:
+def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
+                       client: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
     NameNode's, its handler's) and its parks for the lock, as ``native.simulate_namenode`` gives
-    them."""
+    them. ``client``: each call's client (all one when None), each with ``outstanding`` slots."""
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)
     cores = Cores(env, settings.cores, settings.dispatch_s)
-    slots = Pool(env, outstanding if outstanding > 0 else big, cores)
+    owner = [0] * n if client is None else client.tolist()
+    slots = [Pool(env, outstanding if outstanding > 0 else big, cores) for _ in range(max(owner, default=0) + 1)]
     handlers = Pool(env, settings.handlers, cores)
     parks = np.zeros(n, dtype=np.uint8)
     stalled = np.zeros(n, dtype=bool)  # the pass's stall was spent at a wake-up from a park
@@ -370,7 +372,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
             yield synced
 
     def call(i: int) -> SimProcess:
-        core = yield slots.get()  # a client's lane that goes on from the call before keeps its core
+        core = yield slots[owner[i]].get()  # a client's lane that goes on from the call before keeps its core
         start[i] = env.now
         for _ in range(max(1, int(calls.rpcs[i]))):  # a create's complete once its create is back
             yield from client_cpu(float(calls.c_send[i]), i, core)
@@ -382,7 +384,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int)
             yield from client_cpu(float(calls.c_recv[i]), i, False)
             core = settings.colocated  # it goes on running: the next RPC's send, or the next call
         end[i] = env.now
-        slots.put(core)
+        slots[owner[i]].put(core)
 
     def arrivals() -> SimProcess:
         for i, t in enumerate(arrive):

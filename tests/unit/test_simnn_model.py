@@ -142,13 +142,14 @@ def test_each_client_s_slots_hold_only_its_own_calls(engine: str) -> None:
     np.testing.assert_allclose(shared.end * 1e3, [1.0, 0.1, 1.1, 1.1, 2.1, 1.2])
 
 
-def test_each_call_needs_a_client_and_a_client_number_is_bounded() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_call_needs_a_client_and_a_client_number_is_bounded(engine: str) -> None:
     cal = Calibration({READ: constant(1e-6)}, settings())
     calls, _ = make_calls(np.full(3, int(READ), dtype=np.uint8), np.zeros(3), cal, seed=0)
     with pytest.raises(ValueError, match="3 calls but 2 clients"):
-        simulate(calls, cal.settings, 1, client=np.zeros(2, dtype=np.uint32), engine="native")
+        simulate(calls, cal.settings, 1, client=np.zeros(2, dtype=np.uint32), engine=engine)
     with pytest.raises(ValueError, match="client must be below"):
-        simulate(calls, cal.settings, 1, client=np.full(3, 1 << 20, dtype=np.uint32), engine="native")
+        simulate(calls, cal.settings, 1, client=np.full(3, 1 << 20, dtype=np.uint32), engine=engine)
 
 
 def _poisson_sojourn(cpu_cv: float, seed: int) -> float:

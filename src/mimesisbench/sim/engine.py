@@ -13,6 +13,9 @@ from mimesisbench.sim.calls import Calls
 from mimesisbench.sim.model import ServerSettings
 from mimesisbench.sim.reference import simulate_reference
 
+#: client numbers from this one up are refused (``native/src/simnn.rs`` has the same bound)
+MAX_CLIENTS = 1 << 20
+
 
 @dataclass(frozen=True)
 class SimTimes:
@@ -42,6 +45,8 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
         client = np.ascontiguousarray(client, dtype=np.uint32)
         if client.shape != calls.arrive.shape:
             raise ValueError(f"simulate: {len(calls)} calls but {client.size} clients")
+        if client.size and int(client.max()) >= MAX_CLIENTS:  # each client has a queue of its own
+            raise ValueError(f"simulate: client must be below {MAX_CLIENTS}")
     module = native_module() if engine in ("auto", "native") else None
     if engine == "native" and module is None:
         raise RuntimeError("the native core is not installed (or MIMESISBENCH_NATIVE=0)")

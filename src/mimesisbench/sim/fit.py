@@ -31,7 +31,9 @@ them:
   its p50, and how often a call has one (``stall_p``) is bisected so that the simulated heavy load
   has the measured p99 (the delay bisected again for each);
 * a write's **lock share** (of its NameNode work, under the exclusive lock) is bisected so that
-  the simulated heavy load has the measured throughput, where the lock bounds it. Reads share
+  the simulated heavy load has the measured throughput, where the lock bounds it, and its CPU
+  split, delay and stalls are fitted again with it (the first rounds ran with the share it
+  starts from, a read's). Reads share
   the lock, so their throughput does not show it: their share is a setting (``--lock-share``),
   ``READ_LOCK_SHARE`` by default, what the NameNode's own timing of its read holds gave
   (``bench/bench_lock_hold.py``: 1.6-2.5 us of a read's 20-25 us);
@@ -276,10 +278,13 @@ def fit_cost(light: OpMeasurement, middle: OpMeasurement, heavy: OpMeasurement, 
         client_cpu_s=heavy.client_cpu_s, server_cpu_s=heavy.server_cpu_s, delay_s=0.0, delay_sigma=delay_sigma,
         cpu_cv=CPU_CV, lock_share=lock_share, stall_s=max(0.0, heavy.p99_s - heavy.p50_s),
     )
-    for _ in range(SPLIT_ROUNDS):
-        cost = _fit_delay(_split_cpu(cost, settings, (light, middle, heavy), seed), settings, light, seed)
-    for _ in range(2 if lock_kind(light.op) == LOCK_WRITE else 1):
-        if lock_kind(light.op) == LOCK_WRITE:
+    write = lock_kind(light.op) == LOCK_WRITE
+    # a write's CPU split is fitted again with its fitted share (the first rounds ran with the
+    # read's, which is not the write's)
+    for _ in range(2 if write else 1):
+        for _ in range(SPLIT_ROUNDS):
+            cost = _fit_delay(_split_cpu(cost, settings, (light, middle, heavy), seed), settings, light, seed)
+        if write:
             cost = _fit_lock_share(cost, settings, heavy, seed)
         cost = _fit_stall(cost, settings, light, heavy, seed)
     return cost

@@ -33,10 +33,9 @@ them:
 * a write's **lock share** (of its NameNode work, under the exclusive lock) is bisected so that
   the simulated heavy load has the measured throughput, where the lock bounds it, and its CPU
   split, delay and stalls are fitted again with it (the first rounds ran with the share it
-  starts from, a read's). Reads share
-  the lock, so their throughput does not show it: their share is a setting (``--lock-share``),
-  ``READ_LOCK_SHARE`` by default, what the NameNode's own timing of its read holds gave
-  (``bench/bench_lock_hold.py``: 1.6-2.5 us of a read's 20-25 us);
+  starts from, a read's). Reads share the lock, so their throughput does not show it: their
+  share is a setting (``--lock-share``), ``READ_LOCK_SHARE`` by default, what the NameNode's own
+  timing of its read holds gave (``bench/bench_lock_hold.py``: 1.6-2.5 us of a read's 20-25 us);
 * the **lock hand-over** (``wake_s``: from a release to the woken waiter running, a setting,
   20 us) is how fast the machine's scheduler wakes a thread, which differs between machines.
   Where a write's heavy load, even with the least lock share, comes out more than

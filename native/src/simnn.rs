@@ -21,13 +21,12 @@
 //! wait for them, and the answer leaves once both are done; with `edit_s` > 0 too, the syncs are
 //! the edit-log thread's, which after each sync sends the batch's answers one after the other
 //! (`edit_s` of CPU each, on a core it takes after the I/O) before its next sync, and each answer
-//! leaves as it is sent. A call with a `stall` > 0 waits that
-//! long, once per pass, at the first of two points where at least `cores` other bursts are
-//! waiting for a core (twice as many threads runnable as cores: its handler descheduled): as its
-//! handler is woken from a park for the lock (fair: the lock reserved for it waits too; not
-//! fair: anyone may take it meanwhile), or after its work under the lock, with the lock held for
-//! the share of the stall that its work under the lock has of its NameNode work, then without
-//! it. A client burst that starts while the client has no other burst started or waiting
+//! leaves as it is sent. A call's handler is descheduled (it stalls) at most once per pass, at
+//! the first of two points where at least `cores` other bursts are waiting for a core (twice as
+//! many threads runnable as cores): as it is woken from a park for the lock, for `stall_wake`
+//! when > 0 (fair: the lock reserved for it waits too; not fair: anyone may take it meanwhile),
+//! or after its work under the lock, for `stall` when > 0, with the lock held for the share of
+//! the stall that its work under the lock has of its NameNode work, then without it. A client burst that starts while the client has no other burst started or waiting
 //! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
 //! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends
 //! and that starts its next one in the same step (it runs on) keeps its core (`spare`); one that
@@ -108,7 +107,8 @@ pub struct Calls<'a> {
     pub c_spin: &'a [f64],
     pub s_wake: &'a [f64],
     pub h_wake: &'a [f64],
-    pub stall: &'a [f64],
+    pub stall: &'a [f64],      // after its work under the lock
+    pub stall_wake: &'a [f64], // as its handler is woken from a park for the lock
     pub net: &'a [f64],
     pub lock: &'a [u8],
     pub s_lock: &'a [f64],
@@ -366,10 +366,10 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A thread parked for the lock is woken: descheduled first if its call stalls and the
-    /// cores are wanted (once per pass), then awake.
+    /// A thread parked for the lock is woken: descheduled first if its call stalls there and
+    /// the cores are wanted (once per pass), then awake.
     fn woken(&mut self, call: usize) {
-        let stall = self.calls.stall[call];
+        let stall = self.calls.stall_wake[call];
         if stall > 0.0 && self.contended && !self.stalled[call] {
             // descheduled as it wakes (its stall, once per pass): fair, the lock reserved for it
             // waits; not fair, anyone may take it meanwhile
@@ -748,9 +748,10 @@ type Times<'py> = (
 
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's) and its handler's parks for the lock.
-/// `client`: the client of each call (all one client when absent), each with `outstanding` slots.
+/// `client`: the client of each call (all one client when absent), each with `outstanding` slots;
+/// `stall_wake`: each call's stall as its handler wakes for the lock (`stall` when absent).
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0, client=None))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0, client=None, stall_wake=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -780,6 +781,7 @@ fn simulate_namenode<'py>(
     dispatch_s: f64,
     edit_s: f64,
     client: Option<PyReadonlyArray1<'py, u32>>,
+    stall_wake: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
@@ -795,6 +797,10 @@ fn simulate_namenode<'py>(
         s_wake: slice(&s_wake, "s_wake", n)?,
         h_wake: slice(&h_wake, "h_wake", n)?,
         stall: slice(&stall, "stall", n)?,
+        stall_wake: match &stall_wake {
+            Some(w) => slice(w, "stall_wake", n)?,
+            None => slice(&stall, "stall", n)?,
+        },
         net: slice(&net, "net", n)?,
         lock: slice(&lock, "lock", n)?,
         s_lock: slice(&s_lock, "s_lock", n)?,

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.calls import make_calls
+from mimesisbench.sim.calls import Calls, make_calls
 from mimesisbench.sim.engine import simulate
-from mimesisbench.sim.model import LOCK_NONE, Calibration, OpCost, ServerSettings
+from mimesisbench.sim.model import LOCK_NONE, READ_STALL_MEAN, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 
 READ, WRITE = OpCode.GETFILEINFO, OpCode.MKDIRS
@@ -432,6 +432,19 @@ def test_ten_million_calls_are_simulated_without_running_out_of_anything() -> No
     assert np.isfinite(times.end).all() and np.all(times.end > times.start)
 
 
+def _woken_on_a_busy_core(fair: bool, *, stall: float = 0.0, stall_wake: float = 0.0) -> tuple[Calibration, Calls]:
+    """The case below: W2 (the second call) with the stalls given, after its work under the lock
+    and as it wakes for it."""
+    cal = Calibration({WRITE: constant(20e-6), READ: constant(100e-6)},
+                      settings(cores=1, wake_s=100e-6, fair=fair))
+    ops = np.array([int(WRITE), int(WRITE), int(READ), int(READ), int(WRITE)], dtype=np.uint8)
+    calls, _ = make_calls(ops, np.array([0.0, 1e-6, 100e-6, 101e-6, 130e-6]), cal, seed=0)
+    lock = calls.lock.copy()
+    lock[2:4] = LOCK_NONE
+    return cal, replace(calls, lock=lock, stall=np.array([0.0, stall, 0.0, 0.0, 0.0]),
+                        stall_wake=np.array([0.0, stall_wake, 0.0, 0.0, 0.0]))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("fair", "expected_us", "parks"), [
     # fair: the lock is W2's from W1's release at 20 us; W2, woken at 120 while N4 waits for the
@@ -448,13 +461,39 @@ def test_a_thread_woken_for_the_lock_on_a_busy_core_is_descheduled(engine: str, 
     each; N3 and N4 (at 100 and 101 us) take no lock and work 100 us each. W2 parks for the lock;
     its hand-over wakes it 100 us later, when a burst (N4's) waits for a core: it stalls there
     (1 ms, once), with the lock reserved for it when fair, free for anyone when not."""
-    cal = Calibration({WRITE: constant(20e-6), READ: constant(100e-6)},
-                      settings(cores=1, wake_s=100e-6, fair=fair))
-    ops = np.array([int(WRITE), int(WRITE), int(READ), int(READ), int(WRITE)], dtype=np.uint8)
-    calls, _ = make_calls(ops, np.array([0.0, 1e-6, 100e-6, 101e-6, 130e-6]), cal, seed=0)
-    lock = calls.lock.copy()
-    lock[2:4] = LOCK_NONE
-    calls = replace(calls, lock=lock, stall=np.array([0.0, 1e-3, 0.0, 0.0, 0.0]))
+    cal, calls = _woken_on_a_busy_core(fair, stall_wake=1e-3)
     times = simulate(calls, cal.settings, 0, engine=engine)
     np.testing.assert_allclose(times.end * 1e6, expected_us)
     np.testing.assert_array_equal(times.lock_parks, parks)
+
+
+@pytest.mark.parametrize("fair", [True, False])
+def test_the_stall_after_the_lock_is_not_spent_as_the_thread_wakes_for_it(fair: bool) -> None:
+    """The case above with W2's 1 ms stall given for after its work under the lock only: it is not
+    descheduled as it wakes (it ends far before 1,140 us), and both engines agree on the rest."""
+    cal, calls = _woken_on_a_busy_core(fair, stall=1e-3)
+    native, simpy = (simulate(calls, cal.settings, 0, engine=e) for e in ENGINES)
+    assert native.end[1] < 1000e-6
+    np.testing.assert_allclose(native.end, simpy.end, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(native.lock_parks, simpy.lock_parks)
+
+
+def test_a_write_stalls_alike_at_either_point_and_a_read_s_stall_after_the_lock_is_exponential() -> None:
+    """200 k calls of each, stall_p 0.1 and stall_s 1 ms: a write's stall is one draw of 1 ms at
+    either point; a read's after the lock is exponential, of mean READ_STALL_MEAN ms (its
+    coefficient of variation 1), and as it wakes for the lock 1 ms for the share of calls whose
+    exponential stall would last longer (0.1 e^-2). Bounds of several standard errors."""
+    n, p, length = 200_000, 0.1, 1e-3
+    costs = {op: replace(constant(10e-6), stall_p=p, stall_s=length) for op in (READ, WRITE)}
+    calls, _ = make_calls(np.repeat([int(READ), int(WRITE)], n).astype(np.uint8), np.zeros(2 * n),
+                          Calibration(costs, settings()), seed=3)
+    read, write = slice(0, n), slice(n, 2 * n)
+    np.testing.assert_array_equal(calls.stall[write], calls.stall_wake[write])
+    assert set(np.unique(calls.stall[write]).tolist()) == {0.0, length}
+    assert abs(np.mean(calls.stall[write] > 0) - p) < 0.005
+    stalled = calls.stall[read][calls.stall[read] > 0]
+    assert abs(stalled.size / n - p) < 0.005
+    assert abs(stalled.mean() / (READ_STALL_MEAN * length) - 1) < 0.03
+    assert abs(stalled.std() / stalled.mean() - 1) < 0.05
+    assert set(np.unique(calls.stall_wake[read]).tolist()) == {0.0, length}
+    assert abs(np.mean(calls.stall_wake[read] > 0) / (p * np.exp(-1 / READ_STALL_MEAN)) - 1) < 0.1

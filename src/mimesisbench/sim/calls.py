@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
+from mimesisbench.sim.model import LOCK_WRITE, READ_STALL_MEAN, Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,8 @@ class Calls:
     c_spin: NDArray[np.float64]
     s_wake: NDArray[np.float64]
     h_wake: NDArray[np.float64]
-    stall: NDArray[np.float64]
+    stall: NDArray[np.float64]  # after the call's work under the lock
+    stall_wake: NDArray[np.float64]  # as its handler is woken from a park for the lock
     net: NDArray[np.float64]
     lock: NDArray[np.uint8]
     s_lock: NDArray[np.float64]
@@ -65,6 +66,7 @@ def make_calls(
     s_wake = np.empty(n)
     h_wake = np.empty(n)
     stall = np.empty(n)
+    stall_wake = np.empty(n)
     net = np.empty(n)
     lock = np.empty(n, dtype=np.uint8)
     sync = np.empty(n, dtype=np.uint8)
@@ -79,8 +81,9 @@ def make_calls(
         if measured_on is not op:
             stand_ins[op.label] = measured_on.label
         rows = np.flatnonzero(inverse == k)
-        _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post))
         lock[rows] = lock_kind(op)
+        _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post))
+        _fill_stalls(rng, cost, lock_kind(op) == LOCK_WRITE, rows, stall, stall_wake)
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
     calls = Calls(
@@ -92,6 +95,7 @@ def make_calls(
         s_wake=s_wake,
         h_wake=h_wake,
         stall=stall,
+        stall_wake=stall_wake,
         net=net,
         lock=lock,
         s_lock=s_lock,
@@ -106,8 +110,8 @@ def _fill(
     rng: np.random.Generator, cost: OpCost, rpcs: int, rows: NDArray[np.intp], out: tuple[NDArray[np.float64], ...]
 ) -> None:
     """Draw the calls ``rows`` of one operation into ``out`` (c_send, c_recv, c_wake, c_spin, s_wake,
-    h_wake, stall, net, s_lock, s_post): its work and delay split evenly over its ``rpcs`` RPCs,
-    each of which pays its own wake-ups and stall."""
+    h_wake, stall, net, s_lock, s_post; ``stall`` is drawn by ``_fill_stalls``): its work and delay
+    split evenly over its ``rpcs`` RPCs, each of which pays its own wake-ups and stall."""
     c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post = out
     m = rows.size
     half = cost.client_cpu_s / 2 / rpcs
@@ -118,7 +122,24 @@ def _fill(
     c_spin[rows] = cost.client_spin_s
     s_wake[rows] = _gamma(rng, cost.server_wake_s, cost.cpu_cv, m)
     h_wake[rows] = _gamma(rng, cost.handler_wake_s, cost.cpu_cv, m)
-    stall[rows] = np.where(rng.random(m) < cost.stall_p, cost.stall_s, 0.0) if cost.stall_p > 0 else 0.0
     server = _gamma(rng, cost.server_cpu_s / rpcs, cost.cpu_cv, m)
     s_lock[rows] = server * cost.lock_share
     s_post[rows] = server - s_lock[rows]
+
+
+def _fill_stalls(rng: np.random.Generator, cost: OpCost, write: bool, rows: NDArray[np.intp],
+                 stall: NDArray[np.float64], stall_wake: NDArray[np.float64]) -> None:
+    """The stalls of the calls ``rows`` of one operation, after the work under the lock and as
+    the handler wakes for it (``sim.model`` says why a read's differ from a write's)."""
+    m = rows.size
+    if cost.stall_p <= 0:
+        stall[rows] = 0.0
+        stall_wake[rows] = 0.0
+    elif write:
+        stall[rows] = np.where(rng.random(m) < cost.stall_p, cost.stall_s, 0.0)
+        stall_wake[rows] = stall[rows]
+    else:
+        stalls = rng.random(m) < cost.stall_p
+        stall[rows] = np.where(stalls, rng.exponential(cost.stall_s * READ_STALL_MEAN, m), 0.0)
+        beyond = cost.stall_p * np.exp(-1.0 / READ_STALL_MEAN)  # P(an exponential stall > stall_s)
+        stall_wake[rows] = np.where(rng.random(m) < beyond, cost.stall_s, 0.0)

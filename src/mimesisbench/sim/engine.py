@@ -57,7 +57,7 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
             park_s=settings.park_s, async_edits=settings.async_edits, dispatch_s=settings.dispatch_s,
-            edit_s=settings.edit_s, client=client,
+            edit_s=settings.edit_s, client=client, stall_wake=calls.stall_wake,
         )
         return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "native")
     start, end, wait, c_woke, s_woke, h_woke, parks = simulate_reference(calls, settings, max(0, outstanding), client)

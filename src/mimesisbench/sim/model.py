@@ -46,15 +46,22 @@ thread keeps its core from one burst to the next while it runs on (a handler fro
 its work under the lock, from there to the rest, and on to the next waiting call; a client from a
 receive to its next send): only a thread that blocks or goes idle gives it back, as a scheduler
 does, rather than queueing again after every burst.
-With probability ``stall_p`` a call's handler stalls ``stall_s`` (its thread descheduled on a
-busy host; what makes the tail of a busy server), once per RPC, at the first of two points where
-at least ``cores`` other bursts are waiting for a core (twice as many threads runnable as
-cores): as it is woken from a park for the lock, which a fair lock, reserved for it, waits
-through (every call behind it waits too: a fair hand-over to a thread that does not run is what
-makes a fair lock's convoy), while an unfair one goes to whoever asks meanwhile; or after its
-work under the lock, with the lock held for the share of the stall that its work under the lock
-has of its NameNode work (every call behind it for the lock waits that long too), then without
-it.
+A call's handler may stall (its thread descheduled on a busy host; what makes the tail of a
+busy server), once per RPC, at the first of two points where at least ``cores`` other bursts are
+waiting for a core (twice as many threads runnable as cores): as it is woken from a park for the
+lock, which a fair lock, reserved for it, waits through (every call behind it waits too: a fair
+hand-over to a thread that does not run is what makes a fair lock's convoy), while an unfair one
+goes to whoever asks meanwhile; or after its work under the lock, with the lock held for the
+share of the stall that its work under the lock has of its NameNode work (every call behind it
+for the lock waits that long too), then without it. A write stalls ``stall_s`` with probability
+``stall_p``, the same draw at either point. A read's stall after its work is exponential, of mean
+``READ_STALL_MEAN`` times ``stall_s``, with probability ``stall_p``; as it wakes for the lock it
+stalls ``stall_s`` with the probability that such a stall lasts longer than ``stall_s``
+(``stall_p`` times e^-2). Why the two: one length for every stall puts the p99 on a cliff (with
+a few more calls stalled than one in a hundred it is the stall's, with a few fewer the CPU's),
+and a read's p99 fell off it wherever its load was lighter than the calibration's 64 clients; a
+read's heavy load never parks for the lock, so nothing measures its stall there, and an
+exponential one there lengthened the fair lock's convoy in every mix (``docs/simnn.md``).
 CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the
 delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
 
@@ -157,6 +164,10 @@ class OpCost:
         for name in ("lock_share", "stall_p"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"simnn: {name} must be between 0 and 1, got {getattr(self, name)!r}")
+
+
+#: a read's stall after its work under the lock: exponential, of mean this share of ``stall_s``
+READ_STALL_MEAN = 0.5
 
 
 def lock_kind(op: OpCode) -> int:

@@ -112,8 +112,9 @@ class RWLock:
     the lock, whether it runs on a core already, or the event of the core it asked for as it
     woke: it asks at once, as the native loop's thread does, before others woken with it); each
     park is counted in ``parks`` (per call).
-    A woken thread whose call stalls is descheduled first when the cores are wanted, and marks
-    its pass's stall spent in ``stalled`` (per call; the handler clears it)."""
+    A woken thread whose call stalls there (``stall``: each call's stall as it wakes for the lock)
+    is descheduled first when the cores are wanted, and marks its pass's stall spent in
+    ``stalled`` (per call; the handler clears it)."""
 
     def __init__(self, env: simpy.Environment, settings: ServerSettings, cores: Cores,
                  parks: np.ndarray, stall: np.ndarray, stalled: np.ndarray) -> None:
@@ -180,7 +181,7 @@ class RWLock:
 
     def _descheduled(self, call: int) -> float:
         """The stall of a thread woken from its park while at least ``cores`` bursts wait for a
-        core (its call's stall, once per pass through the NameNode), else 0."""
+        core (its call's stall as it wakes, once per pass through the NameNode), else 0."""
         stall = float(self.stall[call])
         if stall > 0 and not self.stalled[call] and self.cores.wanted:
             self.stalled[call] = True
@@ -276,7 +277,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     handlers = Pool(env, settings.handlers, cores)
     parks = np.zeros(n, dtype=np.uint8)
     stalled = np.zeros(n, dtype=bool)  # the pass's stall was spent at a wake-up from a park
-    lock = RWLock(env, settings, cores, parks, calls.stall, stalled)
+    lock = RWLock(env, settings, cores, parks, calls.stall_wake, stalled)
     log = EditLog(env, settings.sync_s, cores, settings.edit_s if settings.async_edits else 0.0)
     busy = {"client": 0, "server": 0}  # client bursts started or waiting; calls in the NameNode
     client_last_end = [float("-inf")]

@@ -26,8 +26,9 @@
 //! many threads runnable as cores): as it is woken from a park for the lock, for `stall_wake`
 //! when > 0 (fair: the lock reserved for it waits too; not fair: anyone may take it meanwhile),
 //! or after its work under the lock, for `stall` when > 0, with the lock held for the share of
-//! the stall that its work under the lock has of its NameNode work, then without it. A client burst that starts while the client has no other burst started or waiting
-//! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
+//! the stall that its work under the lock has of its NameNode work, then without it. A client
+//! burst that starts while the client has no other burst started or waiting adds the client's
+//! wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
 //! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends
 //! and that starts its next one in the same step (it runs on) keeps its core (`spare`); one that
 //! blocks or goes idle gives it back at the end of the step; a burst that waited for a core

@@ -82,7 +82,7 @@ def make_calls(
             stand_ins[op.label] = measured_on.label
         rows = np.flatnonzero(inverse == k)
         lock[rows] = lock_kind(op)
-        _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post))
+        _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, net, s_lock, s_post))
         _fill_stalls(rng, cost, lock_kind(op) == LOCK_WRITE, rows, stall, stall_wake)
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
@@ -110,9 +110,9 @@ def _fill(
     rng: np.random.Generator, cost: OpCost, rpcs: int, rows: NDArray[np.intp], out: tuple[NDArray[np.float64], ...]
 ) -> None:
     """Draw the calls ``rows`` of one operation into ``out`` (c_send, c_recv, c_wake, c_spin, s_wake,
-    h_wake, stall, net, s_lock, s_post; ``stall`` is drawn by ``_fill_stalls``): its work and delay
-    split evenly over its ``rpcs`` RPCs, each of which pays its own wake-ups and stall."""
-    c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, s_lock, s_post = out
+    h_wake, net, s_lock, s_post; the stalls are ``_fill_stalls``'s): its work and delay split evenly
+    over its ``rpcs`` RPCs, each of which pays its own wake-ups (and stall)."""
+    c_send, c_recv, c_wake, c_spin, s_wake, h_wake, net, s_lock, s_post = out
     m = rows.size
     half = cost.client_cpu_s / 2 / rpcs
     c_send[rows] = _gamma(rng, half, cost.cpu_cv, m)

@@ -57,7 +57,7 @@ for the lock waits that long too), then without it. A write stalls ``stall_s`` w
 ``stall_p``, the same draw at either point. A read's stall after its work is exponential, of mean
 ``READ_STALL_MEAN`` times ``stall_s``, with probability ``stall_p``; as it wakes for the lock it
 stalls ``stall_s`` with the probability that such a stall lasts longer than ``stall_s``
-(``stall_p`` times e^-2). Why the two: one length for every stall puts the p99 on a cliff (with
+(``stall_p`` times e^(-1 / READ_STALL_MEAN), e^-2). Why the two: one length for every stall puts the p99 on a cliff (with
 a few more calls stalled than one in a hundred it is the stall's, with a few fewer the CPU's),
 and a read's p99 fell off it wherever its load was lighter than the calibration's 64 clients; a
 read's heavy load never parks for the lock, so nothing measures its stall there, and an

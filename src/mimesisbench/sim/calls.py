@@ -81,9 +81,10 @@ def make_calls(
         if measured_on is not op:
             stand_ins[op.label] = measured_on.label
         rows = np.flatnonzero(inverse == k)
-        lock[rows] = lock_kind(op)
+        kind = lock_kind(op)
         _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, net, s_lock, s_post))
-        _fill_stalls(rng, cost, lock_kind(op) == LOCK_WRITE, rows, stall, stall_wake)
+        _fill_stalls(rng, cost, kind == LOCK_WRITE, rows, stall, stall_wake)
+        lock[rows] = kind
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
     calls = Calls(

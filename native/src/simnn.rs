@@ -25,8 +25,9 @@
 //! the first of two points where at least `cores` other bursts are waiting for a core (twice as
 //! many threads runnable as cores): as it is woken from a park for the lock, for `stall_wake`
 //! when > 0 (fair: the lock reserved for it waits too; not fair: anyone may take it meanwhile),
-//! or after its work under the lock, for `stall` when > 0, with the lock held for the share of
-//! the stall that its work under the lock has of its NameNode work, then without it. A client
+//! or after its work under the lock, for `stall` when > 0 (times (the run queue then /
+//! `stall_queue`)^`stall_power` where the call's `stall_queue` > 0), with the lock held for the
+//! share of the stall that its work under the lock has of its NameNode work, then without it. A client
 //! burst that starts while the client has no other burst started or waiting adds the client's
 //! wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
 //! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends
@@ -110,6 +111,10 @@ pub struct Calls<'a> {
     pub h_wake: &'a [f64],
     pub stall: &'a [f64],      // after its work under the lock
     pub stall_wake: &'a [f64], // as its handler is woken from a park for the lock
+    // the run queue (bursts waiting for a core) `stall` is the length for: the stall after the
+    // work under the lock lasts `stall` times (the queue as it starts / this)^`stall_power`
+    // (0: `stall`, whatever the queue)
+    pub stall_queue: &'a [f64],
     pub net: &'a [f64],
     pub lock: &'a [u8],
     pub s_lock: &'a [f64],
@@ -132,6 +137,7 @@ pub struct Settings {
     pub async_edits: bool,
     pub dispatch_s: f64,
     pub edit_s: f64,
+    pub stall_power: f64,
 }
 
 struct Sim<'a> {
@@ -173,6 +179,11 @@ struct Sim<'a> {
     asked_at: Vec<f64>,
     // whether at least `cores` bursts wait for a core as the current event comes due
     contended: bool,
+    queue: usize, // bursts waiting for a core as the current event comes due
+    // each call's stall as it started (its length scaled by the run queue) and the run queue as
+    // its handler was done with its work under the lock (its last pass)
+    stall_len: Vec<f64>,
+    queue_seen: Vec<u32>,
     // the call's stall was spent in this pass, at its wake-up from a park for the lock
     stalled: Vec<bool>,
     // the edit log: whether a call is in a sync now; whether its handler is done with it
@@ -223,6 +234,9 @@ impl<'a> Sim<'a> {
             waking: false,
             asked_at: vec![0.0; n],
             contended: false,
+            queue: 0,
+            stall_len: vec![0.0; n],
+            queue_seen: vec![0; n],
             stalled: vec![false; n],
             passes_left,
             in_sync: vec![false; n],
@@ -364,6 +378,17 @@ impl<'a> Sim<'a> {
         } else {
             self.waking = true;
             self.at(self.now + self.set.wake_s, head, Step::Woken, false);
+        }
+    }
+
+    /// A stall after the work under the lock, as it starts: its length scaled by the run queue
+    /// now, where the call gives the queue its length is for.
+    fn scaled(&self, call: usize, stall: f64) -> f64 {
+        let per = self.calls.stall_queue[call];
+        if per > 0.0 {
+            stall * (self.queue as f64 / per).powf(self.set.stall_power)
+        } else {
+            stall
         }
     }
 
@@ -558,7 +583,8 @@ impl<'a> Sim<'a> {
         self.now = ev.t;
         // whether at least `cores` bursts wait for a core as this one ends (twice as many threads
         // runnable as cores: a thread would be descheduled)
-        self.contended = self.core_queue.len() >= self.set.cores.max(1);
+        self.queue = self.core_queue.len();
+        self.contended = self.queue >= self.set.cores.max(1);
         // a thread whose burst ends goes on with its next burst on the same core, if it starts one
         // in this step (not the NameNode's threads woken beside a call)
         if ev.core {
@@ -609,7 +635,10 @@ impl<'a> Sim<'a> {
             Step::LockWork => {
                 let stall = self.calls.stall[call];
                 let used = std::mem::take(&mut self.stalled[call]);
+                self.queue_seen[call] = self.queue as u32;
                 if stall > 0.0 && self.contended && !used {
+                    let stall = self.scaled(call, stall);
+                    self.stall_len[call] = stall;
                     // another burst wants a core (and it did not stall as it woke in this pass):
                     // its handler is descheduled, with the lock held
                     // for the share of the stall that its work under the lock has of its work
@@ -642,7 +671,7 @@ impl<'a> Sim<'a> {
             }
             Step::StallHeld => {
                 self.release(call);
-                let rest = self.calls.stall[call] * (1.0 - self.locked_share(call));
+                let rest = self.stall_len[call] * (1.0 - self.locked_share(call));
                 self.at(self.now + rest, call, Step::Stalled, false);
             }
             Step::Stalled => self.after_release(call),
@@ -720,13 +749,14 @@ impl<'a> Sim<'a> {
 }
 
 /// Per call: start, end, lock wait, and the wake-ups it paid: the client's, the NameNode's, its
-/// handler's, and its handler's parks for the lock.
-pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+/// handler's, its handler's parks for the lock, and the run queue as its handler was done with
+/// its work under the lock.
+pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u32>);
 
 pub fn simulate(calls: Calls<'_>, set: Settings) -> Outcome {
     let mut sim = Sim::new(calls, set);
     sim.run();
-    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke, sim.h_woke, sim.parks)
+    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke, sim.h_woke, sim.parks, sim.queue_seen)
 }
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str, n: usize) -> PyResult<&'a [T]> {
@@ -745,14 +775,18 @@ type Times<'py> = (
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u32>>,
 );
 
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
-/// call paid (the client's, the NameNode's, its handler's) and its handler's parks for the lock.
+/// call paid (the client's, the NameNode's, its handler's), its handler's parks for the lock and
+/// the run queue as its handler was done with its work under the lock (its last pass).
 /// `client`: the client of each call (all one client when absent), each with `outstanding` slots;
-/// `stall_wake`: each call's stall as its handler wakes for the lock (`stall` when absent).
+/// `stall_wake`: each call's stall as its handler wakes for the lock (`stall` when absent);
+/// `stall_queue`: the run queue each call's `stall` is the length for (none: unscaled), and
+/// `stall_power` how its length scales with the queue.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0, client=None, stall_wake=None))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0, client=None, stall_wake=None, stall_queue=None, stall_power=1.0))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -783,9 +817,12 @@ fn simulate_namenode<'py>(
     edit_s: f64,
     client: Option<PyReadonlyArray1<'py, u32>>,
     stall_wake: Option<PyReadonlyArray1<'py, f64>>,
+    stall_queue: Option<PyReadonlyArray1<'py, f64>>,
+    stall_power: f64,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
+    let unscaled = vec![0.0f64; if stall_queue.is_none() { n } else { 0 }];
     if handlers == 0 {
         return Err(PyValueError::new_err("simulate_namenode: handlers must be at least 1"));
     }
@@ -801,6 +838,10 @@ fn simulate_namenode<'py>(
         stall_wake: match &stall_wake {
             Some(w) => slice(w, "stall_wake", n)?,
             None => slice(&stall, "stall", n)?,
+        },
+        stall_queue: match &stall_queue {
+            Some(q) => slice(q, "stall_queue", n)?,
+            None => &unscaled,
         },
         net: slice(&net, "net", n)?,
         lock: slice(&lock, "lock", n)?,
@@ -828,8 +869,24 @@ fn simulate_namenode<'py>(
     if !(edit_s.is_finite() && edit_s >= 0.0) {
         return Err(PyValueError::new_err("simulate_namenode: edit_s must be a finite duration >= 0"));
     }
-    let set = Settings { outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s, edit_s };
-    let (start, end, wait, c_woke, s_woke, h_woke, parks) = py.detach(|| simulate(calls, set));
+    if !(stall_power.is_finite() && stall_power >= 0.0) {
+        return Err(PyValueError::new_err("simulate_namenode: stall_power must be a finite number >= 0"));
+    }
+    let set = Settings {
+        outstanding,
+        handlers,
+        cores,
+        colocated,
+        sync_s,
+        fair,
+        wake_s,
+        park_s,
+        async_edits,
+        dispatch_s,
+        edit_s,
+        stall_power,
+    };
+    let (start, end, wait, c_woke, s_woke, h_woke, parks, queue) = py.detach(|| simulate(calls, set));
     Ok((
         start.into_pyarray(py),
         end.into_pyarray(py),
@@ -838,6 +895,7 @@ fn simulate_namenode<'py>(
         s_woke.into_pyarray(py),
         h_woke.into_pyarray(py),
         parks.into_pyarray(py),
+        queue.into_pyarray(py),
     ))
 }
 

@@ -17,7 +17,14 @@ import pytest
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.calls import Calls, make_calls
 from mimesisbench.sim.engine import simulate
-from mimesisbench.sim.model import LOCK_NONE, READ_STALL_MEAN, Calibration, OpCost, ServerSettings
+from mimesisbench.sim.model import (
+    LOCK_NONE,
+    READ_STALL_MEAN,
+    STALL_QUEUE_POWER,
+    Calibration,
+    OpCost,
+    ServerSettings,
+)
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 
 READ, WRITE = OpCode.GETFILEINFO, OpCode.MKDIRS
@@ -98,7 +105,7 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
                      server_wake_s=40e-6,
-                     stall_p=0.01, stall_s=2e-3),
+                     stall_p=0.01, stall_s=2e-3, stall_queue=3.0),
         OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6, handler_wake_s=30e-6,
                               stall_p=0.02, stall_s=1e-3),
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
@@ -121,6 +128,7 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
     np.testing.assert_array_equal(native.server_wakes, reference.server_wakes)
     np.testing.assert_array_equal(native.handler_wakes, reference.handler_wakes)
     np.testing.assert_array_equal(native.lock_parks, reference.lock_parks)
+    np.testing.assert_array_equal(native.run_queue, reference.run_queue)
     assert native.lock_parks.any()
     assert np.all(native.end > native.start)
 
@@ -396,6 +404,23 @@ def test_a_call_stalls_only_when_more_bursts_wait_than_there_are_cores(engine: s
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("stall_queue", "stall_ms"), [(0.0, 1.0), (2.0, 1.0), (8.0, 0.5), (0.5, 2.0)])
+def test_a_stall_after_the_lock_scales_with_the_run_queue_it_is_the_length_for(
+        engine: str, stall_queue: float, stall_ms: float) -> None:
+    """The four reads above: as the first one's work ends (at 100 us) two bursts wait for a core,
+    and it stalls its 1 ms times (2 / stall_queue) ** STALL_QUEUE_POWER (the square root): 1 ms
+    for a queue of 2 (or none given), 0.5 ms for 8, 2 ms for 0.5. Nothing else is left to wait
+    for by then: it ends as its stall does."""
+    cal = Calibration({READ: replace(constant(100e-6), stall_queue=stall_queue)}, settings(cores=2))
+    made, _ = make_calls(np.full(4, int(READ), dtype=np.uint8), np.arange(4) * 10e-6, cal, seed=0)
+    assert STALL_QUEUE_POWER == 0.5
+    made = replace(made, stall=np.array([1e-3, 0.0, 0.0, 0.0]))
+    times = simulate(made, cal.settings, 0, engine=engine)
+    assert times.run_queue[0] == 2
+    assert times.end[0] * 1e3 == pytest.approx(0.1 + stall_ms)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_stall_holds_the_lock_for_the_share_of_the_work_done_under_it(engine: str) -> None:
     """Two writes on one core, the client's CPU on it too: 100 us of NameNode work each, a quarter
     under the lock; sends and receives 10 us. The first (at 0) sends 0-10 us and works under the
@@ -460,11 +485,14 @@ def test_a_thread_woken_for_the_lock_on_a_busy_core_is_descheduled(engine: str, 
     """One core. Writers W1 (at 0), W2 (at 1 us) and W5 (at 130 us), 20 us of work under the lock
     each; N3 and N4 (at 100 and 101 us) take no lock and work 100 us each. W2 parks for the lock;
     its hand-over wakes it 100 us later, when a burst (N4's) waits for a core: it stalls there
-    (1 ms, once), with the lock reserved for it when fair, free for anyone when not."""
+    (1 ms, once), with the lock reserved for it when fair, free for anyone when not. A stall
+    there lasts its length whatever the run queue (only one after the lock scales with it)."""
     cal, calls = _woken_on_a_busy_core(fair, stall_wake=1e-3)
     times = simulate(calls, cal.settings, 0, engine=engine)
     np.testing.assert_allclose(times.end * 1e6, expected_us)
     np.testing.assert_array_equal(times.lock_parks, parks)
+    scaled = simulate(replace(calls, stall_queue=np.full(5, 8.0)), cal.settings, 0, engine=engine)
+    np.testing.assert_array_equal(scaled.end, times.end)
 
 
 @pytest.mark.parametrize("fair", [True, False])

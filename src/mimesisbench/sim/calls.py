@@ -30,6 +30,7 @@ class Calls:
     h_wake: NDArray[np.float64]
     stall: NDArray[np.float64]  # after the call's work under the lock
     stall_wake: NDArray[np.float64]  # as its handler is woken from a park for the lock
+    stall_queue: NDArray[np.float64]  # the run queue its stall after the lock is the length for (0: any)
     net: NDArray[np.float64]
     lock: NDArray[np.uint8]
     s_lock: NDArray[np.float64]
@@ -67,6 +68,7 @@ def make_calls(
     h_wake = np.empty(n)
     stall = np.empty(n)
     stall_wake = np.empty(n)
+    stall_queue = np.empty(n)
     net = np.empty(n)
     lock = np.empty(n, dtype=np.uint8)
     sync = np.empty(n, dtype=np.uint8)
@@ -85,6 +87,7 @@ def make_calls(
         _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, net, s_lock, s_post))
         _fill_stalls(rng, cost, kind == LOCK_WRITE, rows, stall, stall_wake)
         lock[rows] = kind
+        stall_queue[rows] = cost.stall_queue
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
     calls = Calls(
@@ -97,6 +100,7 @@ def make_calls(
         h_wake=h_wake,
         stall=stall,
         stall_wake=stall_wake,
+        stall_queue=stall_queue,
         net=net,
         lock=lock,
         s_lock=s_lock,

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from mimesisbench.native import native_module
 from mimesisbench.sim.calls import Calls
-from mimesisbench.sim.model import ServerSettings
+from mimesisbench.sim.model import STALL_QUEUE_POWER, ServerSettings
 from mimesisbench.sim.reference import simulate_reference
 
 #: client numbers from this one up are refused (``native/src/simnn.rs`` has the same bound)
@@ -29,6 +29,7 @@ class SimTimes:
     server_wakes: NDArray[np.uint8]  # whether the call woke the NameNode
     handler_wakes: NDArray[np.uint8]  # whether the call woke a parked handler
     lock_parks: NDArray[np.uint8]  # times its handler parked for the namesystem lock (paying park_s)
+    run_queue: NDArray[np.uint32]  # bursts waiting for a core as its handler was done under the lock
     engine: str  # native or simpy
 
     @property
@@ -51,14 +52,16 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
     if engine == "native" and module is None:
         raise RuntimeError("the native core is not installed (or MIMESISBENCH_NATIVE=0)")
     if module is not None:
-        start, end, wait, c_woke, s_woke, h_woke, parks = module.simulate_namenode(
+        start, end, wait, c_woke, s_woke, h_woke, parks, queue = module.simulate_namenode(
             calls.arrive, calls.c_send, calls.c_recv, calls.c_wake, calls.c_spin, calls.s_wake, calls.h_wake,
             calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync, calls.rpcs,
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
             park_s=settings.park_s, async_edits=settings.async_edits, dispatch_s=settings.dispatch_s,
-            edit_s=settings.edit_s, client=client, stall_wake=calls.stall_wake,
+            edit_s=settings.edit_s, client=client, stall_wake=calls.stall_wake, stall_queue=calls.stall_queue,
+            stall_power=STALL_QUEUE_POWER,
         )
-        return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "native")
-    start, end, wait, c_woke, s_woke, h_woke, parks = simulate_reference(calls, settings, max(0, outstanding), client)
-    return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, "simpy")
+        return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "native")
+    start, end, wait, c_woke, s_woke, h_woke, parks, queue = simulate_reference(calls, settings, max(0, outstanding),
+                                                                               client)
+    return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "simpy")

@@ -30,7 +30,11 @@ them:
   it, waits through) or with the lock partly held. A write's stall lasts the heavy load's p99
   minus its p50 (a read's after its work under the lock is exponential, of mean half that:
   ``sim.model`` says why), and how often a call has one (``stall_p``) is bisected so that the
-  simulated heavy load has the measured p99 (the delay bisected again for each);
+  simulated heavy load has the measured p99 (the delay bisected again for each). A read's stall
+  after its work scales with the run queue (``sim.model``): its length is for ``stall_queue``,
+  the simulated heavy load's mean run queue where a call may stall there, taken first with the
+  stalls unscaled and then once more with them scaled (``QUEUE_ROUNDS``), its frequency
+  bisected again each time;
 * a write's **lock share** (of its NameNode work, under the exclusive lock) is bisected so that
   the simulated heavy load has the measured throughput, where the lock bounds it, and its CPU
   split, delay and stalls are fitted again with it (the first rounds ran with the share it
@@ -78,6 +82,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import nnls
 
 from mimesisbench.schedule.format import OpCode
@@ -98,6 +103,8 @@ FIT_CALLS = 20_000
 #: load's p99 minus p50 needs about 7 % of its calls to stall (e^2 in a hundred) to make that p99
 STALL_P_MAX = 0.3
 SPLIT_ROUNDS = 4
+#: a read's stall is fitted this many times with the heavy load's run queue (``fit_cost``)
+QUEUE_ROUNDS = 2
 LOCK_SHARE_MIN = 0.05
 #: the client's spin window is looked for below this share of the light load's mean response
 SPIN_MAX_SHARE = 0.5
@@ -141,6 +148,9 @@ class Simulated:
     server_wakes: float = 0.0
     handler_wakes: float = 0.0
     lock_parks: float = 0.0  # parks for the lock per call (each costs the server park_s)
+    # the mean run queue (bursts waiting for a core) as a handler is done with its work under the
+    # lock, where it may stall (at least ``cores`` waiting; 0: never so)
+    stall_queue: float = 0.0
 
 
 def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSettings, seed: int = 0) -> Simulated:
@@ -152,7 +162,14 @@ def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSetting
     p50, p99 = np.percentile(service, [50, 99])
     return Simulated(n / elapsed if elapsed > 0 else 0.0, float(service.mean()), float(p50), float(p99),
                      float(times.client_wakes.mean()), float(times.server_wakes.mean()),
-                     float(times.handler_wakes.mean()), float(times.lock_parks.mean()))
+                     float(times.handler_wakes.mean()), float(times.lock_parks.mean()),
+                     _mean_contended(times.run_queue, settings.cores))
+
+
+def _mean_contended(queue: NDArray[np.uint32], cores: int) -> float:
+    """The mean of the run queues seen where a call may stall (at least ``cores`` waiting)."""
+    contended = queue[queue >= max(1, cores)]
+    return float(contended.mean()) if contended.size else 0.0
 
 
 _Candidate = TypeVar("_Candidate")
@@ -289,6 +306,13 @@ def fit_cost(light: OpMeasurement, middle: OpMeasurement, heavy: OpMeasurement, 
         if write:
             cost = _fit_lock_share(cost, settings, heavy, seed)
         cost = _fit_stall(cost, settings, light, heavy, seed)
+    if not write:
+        # a read's stall after its work scales with the run queue: its length is the heavy load's,
+        # for the heavy load's mean queue there (as simulated: first with the stalls unscaled,
+        # then with them scaled), and its frequency is bisected again with it
+        for _ in range(QUEUE_ROUNDS):
+            queue = simulate_measurement(heavy, cost, settings, seed).stall_queue
+            cost = _fit_stall(replace(cost, stall_queue=queue), settings, light, heavy, seed)
     return cost
 
 

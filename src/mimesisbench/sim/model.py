@@ -57,11 +57,16 @@ for the lock waits that long too), then without it. A write stalls ``stall_s`` w
 ``stall_p``, the same draw at either point. A read's stall after its work is exponential, of mean
 ``READ_STALL_MEAN`` times ``stall_s``, with probability ``stall_p``; as it wakes for the lock it
 stalls ``stall_s`` with the probability that such a stall lasts longer than ``stall_s``
-(``stall_p`` times e^(-1 / READ_STALL_MEAN), e^-2). Why the two: one length for every stall puts the p99 on a cliff (with
+(``stall_p`` times e^(-1 / READ_STALL_MEAN), e^-2). A stall after the work under the lock lasts
+its drawn length times (the run queue as it starts / ``stall_queue``) ** ``STALL_QUEUE_POWER``
+where its operation gives ``stall_queue`` (the fit does for reads: a thread descheduled behind
+fewer runnable threads waits less). Why the two: one length for every stall puts the p99 on a cliff (with
 a few more calls stalled than one in a hundred it is the stall's, with a few fewer the CPU's),
 and a read's p99 fell off it wherever its load was lighter than the calibration's 64 clients; a
 read's heavy load never parks for the lock, so nothing measures its stall there, and an
-exponential one there lengthened the fair lock's convoy in every mix (``docs/simnn.md``).
+exponential one there lengthened the fair lock's convoy in every mix; and with the heavy load's
+length at every load a read's p99 came out over at lighter ones, while scaling a write's stall
+(or a read's at the wake-up) with the queue too shortened the runs' tails (``docs/simnn.md``).
 CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the
 delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
 
@@ -154,10 +159,14 @@ class OpCost:
     handler_wake_s: float = 0.0
     stall_p: float = 0.0
     stall_s: float = 0.0
+    # the run queue (bursts waiting for a core) ``stall_s`` is the length for, after the work under
+    # the lock: a stall there lasts its drawn length times (the queue then / this) ** STALL_QUEUE_POWER
+    # (0: its drawn length, whatever the queue; the fit gives it for reads only)
+    stall_queue: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("client_cpu_s", "server_cpu_s", "delay_s", "delay_sigma", "cpu_cv", "client_wake_s",
-                     "client_spin_s", "server_wake_s", "handler_wake_s", "stall_s"):
+                     "client_spin_s", "server_wake_s", "handler_wake_s", "stall_s", "stall_queue"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite number >= 0, got {value!r}")
@@ -168,6 +177,9 @@ class OpCost:
 
 #: a read's stall after its work under the lock: exponential, of mean this share of ``stall_s``
 READ_STALL_MEAN = 0.5
+#: how a stall after the work under the lock scales with the run queue, where its operation gives
+#: the queue its length is for (``OpCost.stall_queue``): as the queue's square root
+STALL_QUEUE_POWER = 0.5
 
 
 def lock_kind(op: OpCode) -> int:

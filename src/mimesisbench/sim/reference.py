@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from mimesisbench.sim.calls import Calls
-from mimesisbench.sim.model import LOCK_NONE, LOCK_WRITE, ServerSettings
+from mimesisbench.sim.model import LOCK_NONE, LOCK_WRITE, STALL_QUEUE_POWER, ServerSettings
 
 SimProcess = Generator[simpy.Event, Any, None]
 
@@ -35,6 +35,11 @@ class Cores:
         self.free = count
         self.wanted_at = max(1, count)
         self.queue: deque[tuple[simpy.Event, float]] = deque()
+
+    @property
+    def waiting(self) -> int:
+        """Bursts waiting for a core (the run queue)."""
+        return len(self.queue)
 
     @property
     def wanted(self) -> bool:
@@ -263,6 +268,14 @@ class EditLog:
             batch, self.next_batch = self.next_batch, []
 
 
+def stall_length(calls: Calls, call: int, waiting: int) -> float:
+    """Call ``call``'s stall after its work under the lock as it starts, ``waiting`` bursts waiting
+    for a core: its drawn length, scaled by the run queue where its operation gives the queue
+    that length is for."""
+    stall, per = float(calls.stall[call]), float(calls.stall_queue[call])
+    return stall * (waiting / per) ** STALL_QUEUE_POWER if per > 0 else stall
+
+
 def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
                        client: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
@@ -287,6 +300,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     c_woke = np.zeros(n, dtype=np.uint8)
     s_woke = np.zeros(n, dtype=np.uint8)
     h_woke = np.zeros(n, dtype=np.uint8)
+    queue = np.zeros(n, dtype=np.uint32)  # the run queue as its handler was done under the lock
     arrive = calls.arrive.tolist()
 
     # A burst runs on the core its thread holds (it ran the burst before and has not blocked
@@ -345,14 +359,16 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
         yield from cpu(work, core)
         # descheduled (twice as many bursts runnable as cores), with then without the lock
         used, stalled[i] = bool(stalled[i]), False
+        queue[i] = cores.waiting
         if calls.stall[i] > 0 and not used and cores.wanted:
+            stall = stall_length(calls, i, cores.waiting)
             cores.give()
             held, after = float(calls.s_lock[i]), float(calls.s_post[i])
             share = held / (held + after) if held + after > 0 else 0.5
-            yield env.timeout(float(calls.stall[i]) * share)
+            yield env.timeout(stall * share)
             if kind != LOCK_NONE:
                 lock.release(kind)
-            yield env.timeout(float(calls.stall[i]) * (1.0 - share))
+            yield env.timeout(stall * (1.0 - share))
             core = False
         else:
             if kind != LOCK_NONE:
@@ -395,4 +411,4 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
 
     env.process(arrivals())
     env.run()
-    return start, end, wait, c_woke, s_woke, h_woke, parks
+    return start, end, wait, c_woke, s_woke, h_woke, parks, queue

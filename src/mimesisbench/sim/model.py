@@ -57,16 +57,16 @@ for the lock waits that long too), then without it. A write stalls ``stall_s`` w
 ``stall_p``, the same draw at either point. A read's stall after its work is exponential, of mean
 ``READ_STALL_MEAN`` times ``stall_s``, with probability ``stall_p``; as it wakes for the lock it
 stalls ``stall_s`` with the probability that such a stall lasts longer than ``stall_s``
-(``stall_p`` times e^(-1 / READ_STALL_MEAN), e^-2). A stall after the work under the lock lasts
-its drawn length times (the run queue as it starts / ``stall_queue``) ** ``STALL_QUEUE_POWER``
-where its operation gives ``stall_queue`` (the fit does for reads: a thread descheduled behind
-fewer runnable threads waits less). Why the two: one length for every stall puts the p99 on a cliff (with
-a few more calls stalled than one in a hundred it is the stall's, with a few fewer the CPU's),
-and a read's p99 fell off it wherever its load was lighter than the calibration's 64 clients; a
-read's heavy load never parks for the lock, so nothing measures its stall there, and an
-exponential one there lengthened the fair lock's convoy in every mix; and with the heavy load's
-length at every load a read's p99 came out over at lighter ones, while scaling a write's stall
-(or a read's at the wake-up) with the queue too shortened the runs' tails (``docs/simnn.md``).
+(``stall_p`` times e^(-1 / READ_STALL_MEAN), e^-2). Why the two: one length for every stall puts
+the p99 on a cliff (with a few more calls stalled than one in a hundred it is the stall's, with a
+few fewer the CPU's), and a read's p99 fell off it wherever its load was lighter than the
+calibration's 64 clients; a read's heavy load never parks for the lock, so nothing measures its
+stall there, and an exponential one there lengthened the fair lock's convoy in every mix.
+A stall after the work under the lock lasts its drawn length times (the run queue as it starts /
+``stall_queue``) ** ``STALL_QUEUE_POWER`` where its operation gives ``stall_queue``: the fit does
+for reads (a thread descheduled behind fewer runnable threads waits less; with the heavy load's
+length at every load a read's p99 came out over at lighter ones), not for writes (scaling a
+write's stall, or a read's at the wake-up, too shortened the runs' tails; ``docs/simnn.md``).
 CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the
 delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
 

@@ -279,8 +279,9 @@ def stall_length(calls: Calls, call: int, waiting: int) -> float:
 def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
                        client: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
-    NameNode's, its handler's) and its parks for the lock, as ``native.simulate_namenode`` gives
-    them. ``client``: each call's client (all one when None), each with ``outstanding`` slots."""
+    NameNode's, its handler's), its parks for the lock and the run queue as its handler was done
+    with its work under the lock, as ``native.simulate_namenode`` gives them. ``client``: each
+    call's client (all one when None), each with ``outstanding`` slots."""
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)

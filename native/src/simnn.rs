@@ -177,9 +177,7 @@ struct Sim<'a> {
     lock_queue: VecDeque<usize>,
     waking: bool, // the queue's head was woken and is on its way (its wake event is pending)
     asked_at: Vec<f64>,
-    // whether at least `cores` bursts wait for a core as the current event comes due
-    contended: bool,
-    queue: usize, // bursts waiting for a core as the current event comes due
+    queue: usize, // bursts waiting for a core as the current event comes due (the run queue)
     // each call's stall as it started (its length scaled by the run queue) and the run queue as
     // its handler was done with its work under the lock (its last pass)
     stall_len: Vec<f64>,
@@ -233,7 +231,6 @@ impl<'a> Sim<'a> {
             lock_queue: VecDeque::new(),
             waking: false,
             asked_at: vec![0.0; n],
-            contended: false,
             queue: 0,
             stall_len: vec![0.0; n],
             queue_seen: vec![0; n],
@@ -381,6 +378,12 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Whether at least `cores` bursts wait for a core as the current event comes due (twice as
+    /// many threads runnable as cores: a thread would be descheduled).
+    fn contended(&self) -> bool {
+        self.queue >= self.set.cores.max(1)
+    }
+
     /// A stall after the work under the lock, as it starts: its length scaled by the run queue
     /// now, where the call gives the queue its length is for.
     fn scaled(&self, call: usize, stall: f64) -> f64 {
@@ -396,7 +399,7 @@ impl<'a> Sim<'a> {
     /// the cores are wanted (once per pass), then awake.
     fn woken(&mut self, call: usize) {
         let stall = self.calls.stall_wake[call];
-        if stall > 0.0 && self.contended && !self.stalled[call] {
+        if stall > 0.0 && self.contended() && !self.stalled[call] {
             // descheduled as it wakes (its stall, once per pass): fair, the lock reserved for it
             // waits; not fair, anyone may take it meanwhile
             self.stalled[call] = true;
@@ -581,10 +584,8 @@ impl<'a> Sim<'a> {
 
     fn advance(&mut self, ev: Event) {
         self.now = ev.t;
-        // whether at least `cores` bursts wait for a core as this one ends (twice as many threads
-        // runnable as cores: a thread would be descheduled)
+        // the run queue as this burst ends (`contended` reads it)
         self.queue = self.core_queue.len();
-        self.contended = self.queue >= self.set.cores.max(1);
         // a thread whose burst ends goes on with its next burst on the same core, if it starts one
         // in this step (not the NameNode's threads woken beside a call)
         if ev.core {
@@ -636,7 +637,7 @@ impl<'a> Sim<'a> {
                 let stall = self.calls.stall[call];
                 let used = std::mem::take(&mut self.stalled[call]);
                 self.queue_seen[call] = self.queue as u32;
-                if stall > 0.0 && self.contended && !used {
+                if stall > 0.0 && self.contended() && !used {
                     let stall = self.scaled(call, stall);
                     self.stall_len[call] = stall;
                     // another burst wants a core (and it did not stall as it woke in this pass):

@@ -45,7 +45,7 @@ class Cores:
     def wanted(self) -> bool:
         """At least as many bursts wait for a core as there are cores (twice as many threads
         runnable as cores: a thread would be descheduled); never when unlimited."""
-        return len(self.queue) >= self.wanted_at
+        return self.waiting >= self.wanted_at
 
     def take(self, *, handed: bool = False) -> simpy.Event:
         """A core; if it waits for one, it gets it the switch to its thread (``dispatch_s``) after

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import LOCK_WRITE, READ_STALL_MEAN, Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
+from mimesisbench.sim.model import STALL_MEAN, Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,9 @@ def make_calls(
         if measured_on is not op:
             stand_ins[op.label] = measured_on.label
         rows = np.flatnonzero(inverse == k)
-        kind = lock_kind(op)
         _fill(rng, cost, rpcs_of(op), rows, (c_send, c_recv, c_wake, c_spin, s_wake, h_wake, net, s_lock, s_post))
-        _fill_stalls(rng, cost, kind == LOCK_WRITE, rows, stall, stall_wake)
-        lock[rows] = kind
+        _fill_stalls(rng, cost, rows, stall, stall_wake)
+        lock[rows] = lock_kind(op)
         stall_queue[rows] = cost.stall_queue
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
@@ -132,19 +131,17 @@ def _fill(
     s_post[rows] = server - s_lock[rows]
 
 
-def _fill_stalls(rng: np.random.Generator, cost: OpCost, write: bool, rows: NDArray[np.intp],
+def _fill_stalls(rng: np.random.Generator, cost: OpCost, rows: NDArray[np.intp],
                  stall: NDArray[np.float64], stall_wake: NDArray[np.float64]) -> None:
-    """The stalls of the calls ``rows`` of one operation, after the work under the lock and as
-    the handler wakes for it (``sim.model`` says why a read's differ from a write's)."""
+    """The stalls of the calls ``rows`` of one operation, after the work under the lock
+    (exponential, of mean ``STALL_MEAN`` times ``stall_s``) and as the handler wakes for it
+    (``stall_s``, as often as such a stall lasts longer; ``sim.model`` says why they differ)."""
     m = rows.size
     if cost.stall_p <= 0:
         stall[rows] = 0.0
         stall_wake[rows] = 0.0
-    elif write:
-        stall[rows] = np.where(rng.random(m) < cost.stall_p, cost.stall_s, 0.0)
-        stall_wake[rows] = stall[rows]
-    else:
-        stalls = rng.random(m) < cost.stall_p
-        stall[rows] = np.where(stalls, rng.exponential(cost.stall_s * READ_STALL_MEAN, m), 0.0)
-        beyond = cost.stall_p * np.exp(-1.0 / READ_STALL_MEAN)  # P(an exponential stall > stall_s)
-        stall_wake[rows] = np.where(rng.random(m) < beyond, cost.stall_s, 0.0)
+        return
+    stalls = rng.random(m) < cost.stall_p
+    stall[rows] = np.where(stalls, rng.exponential(cost.stall_s * STALL_MEAN, m), 0.0)
+    beyond = cost.stall_p * np.exp(-1.0 / STALL_MEAN)  # P(an exponential stall > stall_s)
+    stall_wake[rows] = np.where(rng.random(m) < beyond, cost.stall_s, 0.0)

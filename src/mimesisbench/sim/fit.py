@@ -27,11 +27,11 @@ them:
 * the **stalls** make the tail of the busy server: in a closed loop a call's own CPU variability
   averages out over the clients ahead of it, and what makes a p99 several times the p50 is a
   handler descheduled (or paused): as it is woken for the lock (which a fair lock, reserved for
-  it, waits through) or with the lock partly held. A write's stall lasts the heavy load's p99
-  minus its p50 (a read's after its work under the lock is exponential, of mean half that:
-  ``sim.model`` says why), and how often a call has one (``stall_p``) is bisected so that the
-  simulated heavy load has the measured p99 (the delay bisected again for each). A read's stall
-  after its work scales with the run queue (``sim.model``): its length is for ``stall_queue``,
+  it, waits through) or with the lock partly held. A stall as the handler wakes lasts the heavy
+  load's p99 minus its p50, one after the work under the lock is exponential, of mean half that
+  (``sim.model`` says why), and how often a call has one (``stall_p``) is bisected so that the
+  simulated heavy load has the measured p99 (the delay bisected again for each). A stall after
+  the work scales with the run queue (``sim.model``): its length is for ``stall_queue``,
   the simulated heavy load's mean run queue where a call may stall there, taken first with the
   stalls unscaled and then once more with them scaled (``QUEUE_ROUNDS``), its frequency
   bisected again each time;
@@ -99,11 +99,11 @@ from mimesisbench.sim.ops import simulate_micro
 
 #: calls per simulation of the fit (the measured batch's size when smaller)
 FIT_CALLS = 20_000
-#: the most a call's stall is bisected to: a read's exponential stall of mean half the heavy
+#: the most a call's stall is bisected to: an exponential stall of mean half the heavy
 #: load's p99 minus p50 needs about 7 % of its calls to stall (e^2 in a hundred) to make that p99
 STALL_P_MAX = 0.3
 SPLIT_ROUNDS = 4
-#: a read's stall is fitted this many times with the heavy load's run queue (``fit_cost``)
+#: a stall is fitted this many times with the heavy load's run queue (``fit_cost``)
 QUEUE_ROUNDS = 2
 LOCK_SHARE_MIN = 0.05
 #: the client's spin window is looked for below this share of the light load's mean response
@@ -306,13 +306,12 @@ def fit_cost(light: OpMeasurement, middle: OpMeasurement, heavy: OpMeasurement, 
         if write:
             cost = _fit_lock_share(cost, settings, heavy, seed)
         cost = _fit_stall(cost, settings, light, heavy, seed)
-    if not write:
-        # a read's stall after its work scales with the run queue: its length is the heavy load's,
-        # for the heavy load's mean queue there (as simulated: first with the stalls unscaled,
-        # then with them scaled), and its frequency is bisected again with it
-        for _ in range(QUEUE_ROUNDS):
-            queue = simulate_measurement(heavy, cost, settings, seed).stall_queue
-            cost = _fit_stall(replace(cost, stall_queue=queue), settings, light, heavy, seed)
+    # a stall after the work scales with the run queue: its length is the heavy load's, for the
+    # heavy load's mean queue there (as simulated: first with the stalls unscaled, then with them
+    # scaled), and its frequency is bisected again with it
+    for _ in range(QUEUE_ROUNDS):
+        queue = simulate_measurement(heavy, cost, settings, seed).stall_queue
+        cost = _fit_stall(replace(cost, stall_queue=queue), settings, light, heavy, seed)
     return cost
 
 

@@ -53,20 +53,20 @@ lock, which a fair lock, reserved for it, waits through (every call behind it wa
 hand-over to a thread that does not run is what makes a fair lock's convoy), while an unfair one
 goes to whoever asks meanwhile; or after its work under the lock, with the lock held for the
 share of the stall that its work under the lock has of its NameNode work (every call behind it
-for the lock waits that long too), then without it. A write stalls ``stall_s`` with probability
-``stall_p``, the same draw at either point. A read's stall after its work is exponential, of mean
-``READ_STALL_MEAN`` times ``stall_s``, with probability ``stall_p``; as it wakes for the lock it
-stalls ``stall_s`` with the probability that such a stall lasts longer than ``stall_s``
-(``stall_p`` times e^(-1 / READ_STALL_MEAN), e^-2). Why the two: one length for every stall puts
-the p99 on a cliff (with a few more calls stalled than one in a hundred it is the stall's, with a
-few fewer the CPU's), and a read's p99 fell off it wherever its load was lighter than the
-calibration's 64 clients; a read's heavy load never parks for the lock, so nothing measures its
-stall there, and an exponential one there lengthened the fair lock's convoy in every mix.
+for the lock waits that long too), then without it. A call's stall after its work is exponential,
+of mean ``STALL_MEAN`` times ``stall_s``, with probability ``stall_p``; as it wakes for the lock
+it stalls ``stall_s`` with the probability that such a stall lasts longer than ``stall_s``
+(``stall_p`` times e^(-1 / STALL_MEAN), e^-2). Why the two: one length for every stall puts the
+p99 on a cliff (with a few more calls stalled than one in a hundred it is the stall's, with a few
+fewer the CPU's): a read's p99 fell off it wherever its load was lighter than the calibration's
+64 clients, and a write's (one length at either point, until it was drawn as a read's is) in the
+runs. As it wakes for the lock the stall stays one length, rarer: an exponential one there (more
+stalls, shorter) lengthened the fair lock's convoy in every mix, which waits through each.
 A stall after the work under the lock lasts its drawn length times (the run queue as it starts /
-``stall_queue``) ** ``STALL_QUEUE_POWER`` where its operation gives ``stall_queue``: the fit does
-for reads (a thread descheduled behind fewer runnable threads waits less; with the heavy load's
-length at every load a read's p99 came out over at lighter ones), not for writes (scaling a
-write's stall, or a read's at the wake-up, too shortened the runs' tails; ``docs/simnn.md``).
+``stall_queue``) ** ``STALL_QUEUE_POWER`` where its operation gives ``stall_queue``, as the fit
+does for every operation (a thread descheduled behind fewer runnable threads waits less; with the
+heavy load's length at every load a read's p99 came out over at lighter ones). A stall as the
+handler wakes is not scaled (scaling it too shortened the runs' tails; ``docs/simnn.md``).
 CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the
 delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
 
@@ -161,7 +161,7 @@ class OpCost:
     stall_s: float = 0.0
     # the run queue (bursts waiting for a core) ``stall_s`` is the length for, after the work under
     # the lock: a stall there lasts its drawn length times (the queue then / this) ** STALL_QUEUE_POWER
-    # (0: its drawn length, whatever the queue; the fit gives it for reads only)
+    # (0: its drawn length, whatever the queue, as in calibrations made before the fit gave it)
     stall_queue: float = 0.0
 
     def __post_init__(self) -> None:
@@ -175,8 +175,8 @@ class OpCost:
                 raise ConfigError(f"simnn: {name} must be between 0 and 1, got {getattr(self, name)!r}")
 
 
-#: a read's stall after its work under the lock: exponential, of mean this share of ``stall_s``
-READ_STALL_MEAN = 0.5
+#: a stall after the work under the lock: exponential, of mean this share of ``stall_s``
+STALL_MEAN = 0.5
 #: how a stall after the work under the lock scales with the run queue, where its operation gives
 #: the queue its length is for (``OpCost.stall_queue``): as the queue's square root
 STALL_QUEUE_POWER = 0.5

@@ -56,11 +56,11 @@ share of the stall that its work under the lock has of its NameNode work (every 
 for the lock waits that long too), then without it. A call's stall after its work is exponential,
 of mean ``STALL_MEAN`` times ``stall_s``, with probability ``stall_p``; as it wakes for the lock
 it stalls ``stall_s`` with the probability that such a stall lasts longer than ``stall_s``
-(``stall_p`` times e^(-1 / STALL_MEAN), e^-2). Why the two: one length for every stall puts the
-p99 on a cliff (with a few more calls stalled than one in a hundred it is the stall's, with a few
-fewer the CPU's): a read's p99 fell off it wherever its load was lighter than the calibration's
-64 clients, and a write's (one length at either point, until it was drawn as a read's is) in the
-runs. As it wakes for the lock the stall stays one length, rarer: an exponential one there (more
+(``stall_p`` times e^(-1 / STALL_MEAN), e^-2). Why: one length for every stall puts the p99 on a
+cliff (with a few more calls stalled than one in a hundred it is the stall's, with a few fewer
+the CPU's), and a read's p99 fell off it wherever its load was lighter than the calibration's 64
+clients, a write's in the runs (a write's stall had one length at either point before session
+33). As it wakes for the lock the stall stays one length, rarer: an exponential one there (more
 stalls, shorter) lengthened the fair lock's convoy in every mix, which waits through each.
 A stall after the work under the lock lasts its drawn length times (the run queue as it starts /
 ``stall_queue``) ** ``STALL_QUEUE_POWER`` where its operation gives ``stall_queue``, as the fit

@@ -782,12 +782,12 @@ type Times<'py> = (
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's), its handler's parks for the lock and
 /// the run queue as its handler was done with its work under the lock (its last pass).
-/// `client`: the client of each call (all one client when absent), each with `outstanding` slots;
-/// `stall_wake`: each call's stall as its handler wakes for the lock (`stall` when absent);
-/// `stall_queue`: the run queue each call's `stall` is the length for (none: unscaled), and
-/// `stall_power` how its length scales with the queue.
+/// `stall_wake`: each call's stall as its handler wakes for the lock; `stall_queue`: the run
+/// queue each call's `stall` is the length for (0: unscaled), and `stall_power` how its length
+/// scales with the queue; `client`: the client of each call (all one client when absent), each
+/// with `outstanding` slots.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, dispatch_s=0.0, edit_s=0.0, client=None, stall_wake=None, stall_queue=None, stall_power=1.0))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -814,16 +814,15 @@ fn simulate_namenode<'py>(
     wake_s: f64,
     park_s: f64,
     async_edits: bool,
+    stall_wake: PyReadonlyArray1<'py, f64>,
+    stall_queue: PyReadonlyArray1<'py, f64>,
+    stall_power: f64,
     dispatch_s: f64,
     edit_s: f64,
     client: Option<PyReadonlyArray1<'py, u32>>,
-    stall_wake: Option<PyReadonlyArray1<'py, f64>>,
-    stall_queue: Option<PyReadonlyArray1<'py, f64>>,
-    stall_power: f64,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
-    let unscaled = vec![0.0f64; if stall_queue.is_none() { n } else { 0 }];
     if handlers == 0 {
         return Err(PyValueError::new_err("simulate_namenode: handlers must be at least 1"));
     }
@@ -836,14 +835,8 @@ fn simulate_namenode<'py>(
         s_wake: slice(&s_wake, "s_wake", n)?,
         h_wake: slice(&h_wake, "h_wake", n)?,
         stall: slice(&stall, "stall", n)?,
-        stall_wake: match &stall_wake {
-            Some(w) => slice(w, "stall_wake", n)?,
-            None => slice(&stall, "stall", n)?,
-        },
-        stall_queue: match &stall_queue {
-            Some(q) => slice(q, "stall_queue", n)?,
-            None => &unscaled,
-        },
+        stall_wake: slice(&stall_wake, "stall_wake", n)?,
+        stall_queue: slice(&stall_queue, "stall_queue", n)?,
         net: slice(&net, "net", n)?,
         lock: slice(&lock, "lock", n)?,
         s_lock: slice(&s_lock, "s_lock", n)?,

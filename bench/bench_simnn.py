@@ -3,6 +3,8 @@
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
     .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--no-fit-dispatch]
     .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--no-fit-dispatch] [--lock-share S] [--edit-us US]
+    .venv/bin/python bench/bench_simnn.py loads [--ops create,fileStatus] [--between 4,16,32] [--keep DIR]
+    .venv/bin/python bench/bench_simnn.py loads --kept DIR
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -29,6 +31,14 @@ history; with ``--keep-calibration``, kept in ``DIR/unfair``, not used to predic
 median of the repeats, their range, the prediction and its error against the median. With
 ``--keep-calibration DIR`` it also writes ``DIR/validation.json``: every row's measured median
 (and, for the runs, since session 19, the range of its repeats) and what was predicted.
+
+``loads``: what the fit does between its loads. On a fresh managed HDFS, ``simnn calibrate``'s
+measurements (create and fileStatus by default, at 1, 8 and 64 clients), then the same on the
+same NameNode at three loads between (``--between``, 4, 16 and 32 clients); every load against the
+model fitted on the first three, with the NameNode's CPU per operation (the model's and the
+measured), the measured CPU of its handlers, edit-log thread and socket reader, and the syncs the
+NameNode counted per operation. ``--keep DIR`` writes both (``DIR/fit``, ``DIR/between``);
+``--kept DIR`` reports on them again, without a cluster, with the model as it is then.
 
 ``score``: the model as it is now against validations kept earlier, without a cluster: each DIR's
 calibration measurements fitted again with the current code, every kept row predicted again (the
@@ -60,7 +70,7 @@ from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary f
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit import calibrate
+from mimesisbench.sim.fit import calibrate, edit_thread_cpu, simulate_measurement
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 from mimesisbench.study.simnn_calibration import (
@@ -300,6 +310,65 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
                       f"by {np.mean(drift):.1f} % on average, {max(drift):.1f} % at most", flush=True)
 
 
+#: the NameNode's thread groups ``loads`` prints (``namenode_threads_us_per_op``'s names)
+THREAD_GROUPS = (("handlers", "IPC Server hand"), ("edit log", "FSEditLogAsync"), ("reader", "Socket Reader #"))
+
+
+def loads(ops: str, between: str, keep: Path | None, heap: str) -> None:
+    """On a fresh managed HDFS (fair lock): ``simnn calibrate``'s measurements of ``ops`` at its
+    loads (1, 8, 64 clients), then, on the same NameNode, the same at the loads ``between``; then
+    ``loads_report``."""
+    chosen = tuple(op for op in ops.split(",") if op)
+    counts = tuple(int(c) for c in between.split(","))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = keep if keep is not None else Path(tmp)
+        with fresh_cluster("mb-simnn-loads-", heap) as (work, cluster):
+            for name, at, warm in (("fit", (1, 8, 64), True), ("between", counts, False)):
+                cal, raw = measure_and_fit(cluster.url, str(work / "hdfs"), ops=chosen, loads=at, warmup=warm,
+                                           announce=lambda line: print(line, flush=True))
+                write_calibration(out / name, cal, raw)
+        loads_report(out)
+
+
+def loads_report(kept: Path) -> None:
+    """Every load ``loads`` measured (``kept/fit``, ``kept/between``) against the model fitted
+    with the current code on the calibration's own three (``kept/fit``): throughput, p50, p99 and
+    the NameNode's CPU per operation, the model's and the measured; then, measured, the CPU of the
+    NameNode's busiest thread groups and the edit log's syncs per operation (medians of the
+    repeats). What the fit does between its loads, which ``score`` cannot show (every kept
+    calibration measured three)."""
+    fit_cal = Calibration.load(kept / "fit" / "calibration.json")
+    triples = load_triples(kept / "fit", calibration_measurements(kept / "fit", fit_cal))
+    settings = replace(fit_cal.settings.before_fit(), park_s=ServerSettings().park_s)
+    cal, _ = calibrate(triples, settings, dict(fit_cal.source))
+    measured = {}
+    raw: dict[tuple[str, int], list[dict]] = {}
+    for part in ("fit", "between"):
+        part_cal = Calibration.load(kept / part / "calibration.json")
+        measured.update(calibration_measurements(kept / part, part_cal))
+        for result in json.loads((kept / part / "micro.json").read_text()):
+            raw.setdefault((str(result["op"]), int(result["concurrency"])), []).append(result)
+    for op in cal.costs:
+        print(f"# {op.label}: model (fitted at 1, 8, 64) against measured; NameNode CPU per operation, us")
+        for (m_op, clients), m in sorted(measured.items(), key=lambda kv: kv[0][1]):
+            if m_op is not op:
+                continue
+            cost = cal.costs[op]
+            sim = simulate_measurement(m, cost, cal.settings)
+            cpu = (cost.server_cpu_s + sim.server_wakes * cost.server_wake_s + sim.handler_wakes * cost.handler_wake_s
+                   + sim.lock_parks * cal.settings.park_s + edit_thread_cpu(op, cal.settings))
+            runs = next((r for (label, c), r in raw.items() if c == clients and OPERATIONS.get(label) is op), [])
+            groups = [r.get("namenode_threads_us_per_op") or {} for r in runs]
+            threads = "  ".join(
+                f"{name} {np.median([g.get(key, {}).get('cpu', 0.0) for g in groups]):5.1f}"
+                for name, key in THREAD_GROUPS) if groups else ""
+            synced = [r["namenode_syncs"] / r["files"] for r in runs if isinstance(r.get("namenode_syncs"), int)]
+            syncs = f"  syncs/op {np.median(synced):.2f}" if synced else ""
+            print(f"{op.label:12s} x {clients:3d}: ops/s {sim.ops_per_s:8,.0f} / {m.ops_per_s:8,.0f} "
+                  f"({_pct(sim.ops_per_s, m.ops_per_s)})  p50 {_pct(sim.p50_s, m.p50_s)}  p99 {_pct(sim.p99_s, m.p99_s)}"
+                  f"  CPU {cpu * 1e6:5.1f} / {m.server_cpu_s * 1e6:5.1f}  measured: {threads}{syncs}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -313,6 +382,12 @@ def main() -> None:
     v.add_argument("--heap", default="1g")
     v.add_argument("--keep-calibration", type=Path, default=None,
                    help="Also write the calibration made here, and the validation's rows, to DIR.")
+    d = sub.add_parser("loads")
+    d.add_argument("--ops", default="create,fileStatus", help="The micro operations, comma-separated.")
+    d.add_argument("--between", default="4,16,32", help="Three client counts to measure besides 1, 8 and 64.")
+    d.add_argument("--keep", type=Path, default=None, help="Also write both calibrations and their micro.json to DIR.")
+    d.add_argument("--kept", type=Path, default=None, help="Report on what --keep wrote, without a cluster.")
+    d.add_argument("--heap", default="1g")
     c = sub.add_parser("score")
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     c.add_argument("--edit-us", type=float, default=None,
@@ -325,6 +400,11 @@ def main() -> None:
     a = ap.parse_args()
     if a.what == "speed":
         speed(a.calls, a.scale_files)
+    elif a.what == "loads":
+        if a.kept is not None:
+            loads_report(a.kept)
+        else:
+            loads(a.ops, a.between, a.keep, a.heap)
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
               lock_share=a.lock_share)

@@ -37,7 +37,8 @@ measurements (create and fileStatus by default, at 1, 8 and 64 clients), then th
 same NameNode at three loads between (``--between``, 4, 16 and 32 clients); every load against the
 model fitted on the first three, with the NameNode's CPU per operation (the model's and the
 measured), the measured CPU of its handlers, edit-log thread and socket reader, and the syncs the
-NameNode counted per operation. ``--keep DIR`` writes both (``DIR/fit``, ``DIR/between``);
+NameNode counted per operation, and the host's cores busy and the NameNode's threads runnable
+without a core (each on average over the measurement). ``--keep DIR`` writes both (``DIR/fit``, ``DIR/between``);
 ``--kept DIR`` reports on them again, without a cluster, with the model as it is then.
 
 ``score``: the model as it is now against validations kept earlier, without a cluster: each DIR's
@@ -334,8 +335,8 @@ def loads_report(kept: Path) -> None:
     """Every load ``loads`` measured (``kept/fit``, ``kept/between``) against the model fitted
     with the current code on the calibration's own three (``kept/fit``): throughput, p50, p99 and
     the NameNode's CPU per operation, the model's and the measured; then, measured, the CPU of the
-    NameNode's busiest thread groups and the edit log's syncs per operation (medians of the
-    repeats). What the fit does between its loads, which ``score`` cannot show (every kept
+    NameNode's busiest thread groups, the edit log's syncs per operation, the host's cores busy
+    and the NameNode's threads waiting for a core (medians of the repeats). What the fit does between its loads, which ``score`` cannot show (every kept
     calibration measured three)."""
     fit_cal = Calibration.load(kept / "fit" / "calibration.json")
     triples = load_triples(kept / "fit", calibration_measurements(kept / "fit", fit_cal))
@@ -364,9 +365,15 @@ def loads_report(kept: Path) -> None:
                 for name, key in THREAD_GROUPS) if groups else ""
             synced = [r["namenode_syncs"] / r["files"] for r in runs if isinstance(r.get("namenode_syncs"), int)]
             syncs = f"  syncs/op {np.median(synced):.2f}" if synced else ""
+            # the host's cores busy, and the NameNode's threads runnable without a core, on average
+            busy = [r["host_cpu_us_per_op"] * r["ops_per_s"] / 1e6 for r in runs if "host_cpu_us_per_op" in r]
+            waiting = [sum(g["runnable"] for g in group.values()) * r["ops_per_s"] / 1e6
+                       for r, group in zip(runs, groups, strict=True) if group]
+            host = (f"  cores busy {np.median(busy):.2f}, threads waiting {np.median(waiting):.2f}"
+                    if busy and waiting else "")
             print(f"{op.label:12s} x {clients:3d}: ops/s {sim.ops_per_s:8,.0f} / {m.ops_per_s:8,.0f} "
                   f"({_pct(sim.ops_per_s, m.ops_per_s)})  p50 {_pct(sim.p50_s, m.p50_s)}  p99 {_pct(sim.p99_s, m.p99_s)}"
-                  f"  CPU {cpu * 1e6:5.1f} / {m.server_cpu_s * 1e6:5.1f}  measured: {threads}{syncs}", flush=True)
+                  f"  CPU {cpu * 1e6:5.1f} / {m.server_cpu_s * 1e6:5.1f}  measured: {threads}{syncs}{host}", flush=True)
 
 
 def main() -> None:

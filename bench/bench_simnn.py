@@ -34,12 +34,13 @@ median of the repeats, their range, the prediction and its error against the med
 
 ``loads``: what the fit does between its loads. On a fresh managed HDFS, ``simnn calibrate``'s
 measurements (create and fileStatus by default, at 1, 8 and 64 clients), then the same on the
-same NameNode at three loads between (``--between``, 4, 16 and 32 clients); every load against the
-model fitted on the first three, with the NameNode's CPU per operation (the model's and the
-measured), the measured CPU of its handlers, edit-log thread and socket reader, and the syncs the
-NameNode counted per operation, and the host's cores busy and the NameNode's threads runnable
-without a core (each on average over the measurement). ``--keep DIR`` writes both (``DIR/fit``, ``DIR/between``);
-``--kept DIR`` reports on them again, without a cluster, with the model as it is then.
+same NameNode at three loads between (``--between``, 4, 16 and 32 clients); every load against
+the model fitted on the first three, with the NameNode's CPU per operation (the model's and the
+measured), and, measured, the CPU of its handlers, edit-log thread and socket reader, the syncs
+the NameNode counted per operation, the host's cores busy and the NameNode's threads runnable
+without a core (each on average over the measurement). ``--keep DIR`` writes both
+(``DIR/fit``, ``DIR/between``); ``--kept DIR`` reports on them again, without a cluster, with
+the model as it is then.
 
 ``score``: the model as it is now against validations kept earlier, without a cluster: each DIR's
 calibration measurements fitted again with the current code, every kept row predicted again (the
@@ -71,7 +72,7 @@ from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary f
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit import calibrate, edit_thread_cpu, simulate_measurement
+from mimesisbench.sim.fit import OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 from mimesisbench.study.simnn_calibration import (
@@ -321,7 +322,7 @@ def loads(ops: str, between: str, keep: Path | None, heap: str) -> None:
     ``loads_report``."""
     chosen = tuple(op for op in ops.split(",") if op)
     counts = tuple(int(c) for c in between.split(","))
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:  # where the measurements go unless kept
         out = keep if keep is not None else Path(tmp)
         with fresh_cluster("mb-simnn-loads-", heap) as (work, cluster):
             for name, at, warm in (("fit", (1, 8, 64), True), ("between", counts, False)):
@@ -336,13 +337,13 @@ def loads_report(kept: Path) -> None:
     with the current code on the calibration's own three (``kept/fit``): throughput, p50, p99 and
     the NameNode's CPU per operation, the model's and the measured; then, measured, the CPU of the
     NameNode's busiest thread groups, the edit log's syncs per operation, the host's cores busy
-    and the NameNode's threads waiting for a core (medians of the repeats). What the fit does between its loads, which ``score`` cannot show (every kept
-    calibration measured three)."""
+    and the NameNode's threads waiting for a core (medians of the repeats). What the fit does
+    between its loads, which ``score`` cannot show (every kept calibration measured three)."""
     fit_cal = Calibration.load(kept / "fit" / "calibration.json")
     triples = load_triples(kept / "fit", calibration_measurements(kept / "fit", fit_cal))
     settings = replace(fit_cal.settings.before_fit(), park_s=ServerSettings().park_s)
     cal, _ = calibrate(triples, settings, dict(fit_cal.source))
-    measured = {}
+    measured: dict[tuple[OpCode, int], OpMeasurement] = {}
     raw: dict[tuple[str, int], list[dict]] = {}
     for part in ("fit", "between"):
         part_cal = Calibration.load(kept / part / "calibration.json")

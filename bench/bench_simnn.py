@@ -244,6 +244,21 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispa
             (keep / "validation.json").write_text(json.dumps({"files": files, "rows": rows}, indent=1) + "\n")
 
 
+def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None,
+           lock_share: float = READ_LOCK_SHARE) -> tuple[Calibration, dict[tuple[OpCode, int], OpMeasurement]]:
+    """A kept calibration's measurements fitted again with the current code, and the measurements."""
+    kept_cal = Calibration.load(kept / "calibration.json")
+    measured = calibration_measurements(kept, kept_cal)
+    # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
+    # today's defaults (the fit shortens the hand-over where a write's heavy load needs it)
+    settings = replace(kept_cal.settings.before_fit(), park_s=ServerSettings().park_s)
+    if edit_s is not None:
+        settings = replace(settings, edit_s=edit_s)
+    cal, _ = calibrate(load_triples(kept, measured), settings, dict(kept_cal.source), fit_dispatch=fit_dispatch,
+                       lock_share=lock_share)
+    return cal, measured
+
+
 def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None = None,
           lock_share: float = READ_LOCK_SHARE) -> None:
     """Each kept validation predicted again with the model as it is now (see the module)."""
@@ -251,16 +266,8 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
         work = Path(tmp)
         schedules = _schedules(work)
         for n, kept in enumerate(dirs):
-            kept_cal = Calibration.load(kept / "calibration.json")
             validation = json.loads((kept / "validation.json").read_text())
-            measured = calibration_measurements(kept, kept_cal)
-            loads = load_triples(kept, measured)
-            # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
-            # today's defaults (the fit shortens the hand-over where a write's heavy load needs it)
-            settings = replace(kept_cal.settings.before_fit(), park_s=ServerSettings().park_s)
-            if edit_s is not None:
-                settings = replace(settings, edit_s=edit_s)
-            cal, _ = calibrate(loads, settings, dict(kept_cal.source), fit_dispatch=fit_dispatch, lock_share=lock_share)
+            cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()
             cal.write(cal_dir / "calibration.json")
@@ -339,15 +346,11 @@ def loads_report(kept: Path) -> None:
     NameNode's busiest thread groups, the edit log's syncs per operation, the host's cores busy
     and the NameNode's threads waiting for a core (medians of the repeats). What the fit does
     between its loads, which ``score`` cannot show (every kept calibration measured three)."""
-    fit_cal = Calibration.load(kept / "fit" / "calibration.json")
-    triples = load_triples(kept / "fit", calibration_measurements(kept / "fit", fit_cal))
-    settings = replace(fit_cal.settings.before_fit(), park_s=ServerSettings().park_s)
-    cal, _ = calibrate(triples, settings, dict(fit_cal.source))
-    measured: dict[tuple[OpCode, int], OpMeasurement] = {}
+    cal, measured = _refit(kept / "fit")
+    between = kept / "between"
+    measured.update(calibration_measurements(between, Calibration.load(between / "calibration.json")))
     raw: dict[tuple[str, int], list[dict]] = {}
     for part in ("fit", "between"):
-        part_cal = Calibration.load(kept / part / "calibration.json")
-        measured.update(calibration_measurements(kept / part, part_cal))
         for result in json.loads((kept / part / "micro.json").read_text()):
             raw.setdefault((str(result["op"]), int(result["concurrency"])), []).append(result)
     for op in cal.costs:

@@ -1,10 +1,12 @@
 """The simulated NameNode (``simnn:``): its speed, and its predictions against a managed HDFS.
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
-    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--no-fit-dispatch]
+    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--keep-runs DIR] [--warm-first N]
+        [--no-fit-dispatch]
     .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--no-fit-dispatch] [--lock-share S] [--edit-us US]
     .venv/bin/python bench/bench_simnn.py loads [--ops create,fileStatus] [--between 4,16,32] [--keep DIR]
     .venv/bin/python bench/bench_simnn.py loads --kept DIR
+    .venv/bin/python bench/bench_simnn.py runs DIR [DIR ...]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -30,7 +32,18 @@ as the calibration (the JVM compiles as it goes: both clusters run the schedules
 history; with ``--keep-calibration``, kept in ``DIR/unfair``, not used to predict). Prints the
 median of the repeats, their range, the prediction and its error against the median. With
 ``--keep-calibration DIR`` it also writes ``DIR/validation.json``: every row's measured median
-(and, for the runs, since session 19, the range of its repeats) and what was predicted.
+(and, for the runs, since session 19, the range of its repeats) and what was predicted. With
+``--keep-runs DIR``, every run directory it made (``DIR/runs``: the managed HDFS's, each
+operation's due, start and end times in ``samples.parquet``; ``DIR/sim``: the predictions'), also
+when it stops early: what the latency of a paced run is made of, second by second. With
+``--warm-first N``, every schedule runs N times, untimed, on each fresh cluster before anything
+is measured, the calibration included (0 by default, as every session up to 35 was measured).
+
+``runs``: what ``validate --keep-runs`` kept (``DIR/runs.json``, made from the run directories
+the first time), run by run in the order they ran: throughput, p50, p99, and the rate each
+completed operations at while its server was saturated (a paced run: while its backlog drained);
+then, over the paced rows of every DIR, how the predicted p99's error follows the predicted
+draining rate's (``docs/simnn.md``, "The runs' repeats in order").
 
 ``loads``: what the fit does between its loads. On a fresh managed HDFS, ``simnn calibrate``'s
 measurements (create and fileStatus by default, at 1, 8 and 64 clients), then the same on the
@@ -60,12 +73,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 from bench_capacity import cli  # the in-process CLI
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
 
@@ -186,62 +202,172 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
     return _summary(max(out.iterdir(), key=lambda p: p.stat().st_mtime))
 
 
-def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = True) -> None:
+def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = True,
+             keep_runs: Path | None = None, warm_first: int = 0) -> None:
     rows: list[dict[str, object]] = []  # what validation.json keeps
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        schedules = _schedules(work)
-        cal_dir = work / "calibration"
-        for fair in (True, False):
-            lock = "fair" if fair else "unfair"
-            with fresh_cluster("mb-simnn-", heap, fslock_fair=fair) as (hdfs_work, cluster):
-                hdfs = ["--hdfs-workdir", str(hdfs_work / "hdfs")]
-                if fair:
-                    cal, raw = measure_and_fit(f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
-                                               fit_dispatch=fit_dispatch,
-                                               announce=lambda s: print("calibrate:", s, flush=True))
-                    write_calibration(cal_dir, cal, raw)
-                    if keep is not None:  # the calibration this validation made, for later use
-                        write_calibration(keep, cal, raw)
-                    print(f"# calibrated at 1, 8 and 64 clients: {json.dumps(cal.to_json()['settings'])}", flush=True)
-                else:
-                    # the same measurements as the fair cluster's calibration, before the same
-                    # runs: the JVM compiles as it goes, and a cluster warmed with less ran the first
-                    # schedule slower (kept as DIR/unfair for comparison; not used to predict)
-                    unfair_cal, unfair_raw = measure_and_fit(
-                        f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
-                        fit_dispatch=fit_dispatch, announce=lambda s: print("measure (unfair):", s, flush=True))
-                    if keep is not None:
-                        write_calibration(keep / "unfair", unfair_cal, unfair_raw)
-                cal = Calibration.load(cal_dir / "calibration.json").with_settings(fair=fair)
-                sim_url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
-                print(f"# {lock} lock: measured median [range of {repeat}] -> predicted", flush=True)
+        try:
+            _validate(work, files, repeat, heap, keep, rows, fit_dispatch=fit_dispatch, warm_first=warm_first)
+        finally:  # the run directories so far, also when a run fails or the validation is stopped
+            if keep_runs is not None:
+                for part in ("runs", "sim"):
+                    if (work / part).is_dir():
+                        shutil.copytree(work / part, keep_runs / part, dirs_exist_ok=True)
+
+
+def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None, rows: list[dict[str, object]], *,
+              fit_dispatch: bool, warm_first: int) -> None:
+    schedules = _schedules(work)
+    cal_dir = work / "calibration"
+    for fair in (True, False):
+        lock = "fair" if fair else "unfair"
+        with fresh_cluster("mb-simnn-", heap, fslock_fair=fair) as (hdfs_work, cluster):
+            hdfs = ["--hdfs-workdir", str(hdfs_work / "hdfs")]
+            for w in range(warm_first):  # the schedules' own work first, untimed, before any measurement
                 for name, schedule in schedules.items():
-                    _run(schedule, f"{cluster.url}/{lock}-{name[:5]}-warm", work / "runs", "--as-fast-as-possible", *hdfs)
-                    fast = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-{r}", work / "runs", "--as-fast-as-possible",
-                                 *hdfs) for r in range(repeat)]
-                    pred = _run(schedule, sim_url, work / "sim", "--as-fast-as-possible")
-                    med = _row(f"{name}, as fast as possible", fast, pred)
-                    rows.append({"fair": fair, "schedule": name, "measured": med, "range": _spread(fast),
-                                 "predicted": list(pred)})
-                    rate = f"{np.median([f[0] for f in fast]) / 2:.0f}/s"
-                    paced = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-p{r}", work / "runs", "--rate", rate,
-                                  "--max-drift", "off", *hdfs) for r in range(repeat)]
-                    pred = _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off")
-                    med = _row(f"{name}, paced at {rate}", paced, pred)
-                    rows.append({"fair": fair, "schedule": name, "rate": rate, "measured": med, "range": _spread(paced),
-                                 "predicted": list(pred)})
-                micro_loads = [(f"micro {op} x {c}", op, c) for c in ((4, 16, 32) if fair else (4, 16, 32, 64))
-                               for op in ("fileStatus", "create")]
-                if fair:  # the noise floor: the calibration's own loads measured again, against the fit
-                    micro_loads += [(f"again: micro {op} x {c}", op, c) for c in (1, 8, 64) for op in ("fileStatus", "create")]
-                for what, op, clients in micro_loads:
-                    measured = [_micro(cluster.url, op, clients, files, f"{lock}{r}") for r in range(repeat)]
-                    pred = _micro_predicted(op, clients, files, cal)
-                    rows.append({"fair": fair, "op": op, "clients": clients, "what": what,
-                                 "measured": _row(what, measured, pred), "predicted": list(pred)})
-        if keep is not None:
-            (keep / "validation.json").write_text(json.dumps({"files": files, "rows": rows}, indent=1) + "\n")
+                    figure = _run(schedule, f"{cluster.url}/{lock}-{name[:5]}-first{w}", work / "runs",
+                                  "--as-fast-as-possible", *hdfs)
+                    print(f"# warming up ({lock}): {name} {figure[0]:,.0f} ops/s", flush=True)
+            if fair:
+                cal, raw = measure_and_fit(f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
+                                           fit_dispatch=fit_dispatch,
+                                           announce=lambda s: print("calibrate:", s, flush=True))
+                write_calibration(cal_dir, cal, raw)
+                if keep is not None:  # the calibration this validation made, for later use
+                    write_calibration(keep, cal, raw)
+                print(f"# calibrated at 1, 8 and 64 clients: {json.dumps(cal.to_json()['settings'])}", flush=True)
+            else:
+                # the same measurements as the fair cluster's calibration, before the same
+                # runs: the JVM compiles as it goes, and a cluster warmed with less ran the first
+                # schedule slower (kept as DIR/unfair for comparison; not used to predict)
+                unfair_cal, unfair_raw = measure_and_fit(
+                    f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
+                    fit_dispatch=fit_dispatch, announce=lambda s: print("measure (unfair):", s, flush=True))
+                if keep is not None:
+                    write_calibration(keep / "unfair", unfair_cal, unfair_raw)
+            cal = Calibration.load(cal_dir / "calibration.json").with_settings(fair=fair)
+            sim_url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
+            print(f"# {lock} lock: measured median [range of {repeat}] -> predicted", flush=True)
+            for name, schedule in schedules.items():
+                _run(schedule, f"{cluster.url}/{lock}-{name[:5]}-warm", work / "runs", "--as-fast-as-possible", *hdfs)
+                fast = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-{r}", work / "runs", "--as-fast-as-possible",
+                             *hdfs) for r in range(repeat)]
+                pred = _run(schedule, sim_url, work / "sim", "--as-fast-as-possible")
+                med = _row(f"{name}, as fast as possible", fast, pred)
+                rows.append({"fair": fair, "schedule": name, "measured": med, "range": _spread(fast),
+                             "predicted": list(pred)})
+                rate = f"{np.median([f[0] for f in fast]) / 2:.0f}/s"
+                paced = [_run(schedule, f"{cluster.url}/{lock}-{name[:5]}-p{r}", work / "runs", "--rate", rate,
+                              "--max-drift", "off", *hdfs) for r in range(repeat)]
+                pred = _run(schedule, sim_url, work / "sim", "--rate", rate, "--max-drift", "off")
+                med = _row(f"{name}, paced at {rate}", paced, pred)
+                rows.append({"fair": fair, "schedule": name, "rate": rate, "measured": med, "range": _spread(paced),
+                             "predicted": list(pred)})
+            micro_loads = [(f"micro {op} x {c}", op, c) for c in ((4, 16, 32) if fair else (4, 16, 32, 64))
+                           for op in ("fileStatus", "create")]
+            if fair:  # the noise floor: the calibration's own loads measured again, against the fit
+                micro_loads += [(f"again: micro {op} x {c}", op, c) for c in (1, 8, 64) for op in ("fileStatus", "create")]
+            for what, op, clients in micro_loads:
+                measured = [_micro(cluster.url, op, clients, files, f"{lock}{r}") for r in range(repeat)]
+                pred = _micro_predicted(op, clients, files, cal)
+                rows.append({"fair": fair, "op": op, "clients": clients, "what": what,
+                             "measured": _row(what, measured, pred), "predicted": list(pred)})
+    if keep is not None:
+        (keep / "validation.json").write_text(json.dumps({"files": files, "rows": rows}, indent=1) + "\n")
+
+
+#: a paced run's server is saturated while at least this many operations are due and not done
+BACKLOG_SATURATED = 1000
+
+
+def run_record(run_dir: Path) -> dict[str, object]:
+    """One run directory that ``validate --keep-runs`` kept, summed up: what ran (the lock, the
+    schedule, paced or not, its repeat's label), its throughput, p50 and p99, and the rate it
+    completed operations at while the server was saturated: for a run as fast as possible,
+    between its 10th and 90th percentile completions; for a paced run, while at least
+    ``BACKLOG_SATURATED`` operations were due and not done (the rate its bursts' backlog drained
+    at, which makes its latency)."""
+    config = json.loads((run_dir / "config.json").read_text())
+    samples = pq.read_table(run_dir / "samples.parquet", columns=["scheduled_us", "start_us", "end_us"])
+    due, start, end = (samples.column(c).to_numpy().astype(float) for c in ("scheduled_us", "start_us", "end_us"))
+    backend, paced = str(config["backend"]), config.get("rate") is not None
+    simulated = backend.startswith("simnn")
+    label = "predicted" if simulated else backend.rsplit("-", 1)[1]
+    fair = "fair=false" not in backend if simulated else not backend.rsplit("/", 1)[1].startswith("unfair")
+    done = np.sort(end)
+    if paced:
+        due_sorted = np.sort(due)
+        backlog = np.searchsorted(due_sorted, done, side="right") - np.arange(1, len(done) + 1)
+        # the completions that follow one made with the backlog over the mark, over their gaps
+        # (a schedule may have several bursts: the time between them is not counted)
+        busy = backlog[:-1] >= BACKLOG_SATURATED
+        span = float(np.diff(done)[busy].sum()) / 1e6
+        saturated = int(busy.sum()) / span if span > 0 else float("nan")
+    else:
+        lo, hi = np.percentile(done, [10, 90])
+        saturated = float(((done >= lo) & (done <= hi)).sum() / ((hi - lo) / 1e6)) if hi > lo else float("nan")
+    latency = (end - due) / 1e3
+    return {"run": run_dir.name, "fair": fair, "schedule": Path(str(config["schedule"])).name,
+            "rate": config.get("rate"), "label": label, "operations": len(end),
+            "ops_per_s": len(end) / ((done[-1] - start.min()) / 1e6),
+            "p50_ms": float(np.percentile(latency, 50)), "p99_ms": float(np.percentile(latency, 99)),
+            "saturated_ops_per_s": saturated}
+
+
+def _kept_runs(kept: Path) -> list[dict[str, Any]]:
+    """``kept/runs.json``, made from the run directories (``kept/runs``, ``kept/sim``) if absent."""
+    summary = kept / "runs.json"
+    if summary.exists():
+        records: list[dict[str, Any]] = json.loads(summary.read_text())
+    else:
+        records = [run_record(d) for part in ("runs", "sim") for d in sorted((kept / part).iterdir())]
+        summary.write_text(json.dumps(records, indent=1) + "\n")
+    return records
+
+
+def runs_report(dirs: list[Path]) -> None:
+    """What ``validate --keep-runs`` kept, run by run in the order they ran: each repeat's
+    throughput, and the rate a paced run drained its backlog at beside the prediction's; then,
+    over every paced run of ``dirs``, how the error of the predicted p99 follows the error of
+    the predicted rate of draining (against the medians of the repeats)."""
+    errors: list[tuple[float, float]] = []  # (draining, p99) per paced row
+    for kept in dirs:
+        records = _kept_runs(kept)
+        first: dict[str, str] = {}
+        for r in sorted(records, key=lambda r: r["run"]):
+            first.setdefault(r["schedule"], r["run"])
+        # as they ran, each schedule's measured runs before its predictions
+        records.sort(key=lambda r: (first[r["schedule"]], r["rate"] is not None, r["label"] == "predicted", r["run"]))
+        print(f"# {kept}")
+        print(f"{'lock':6s} {'schedule':18s} {'run':10s} {'paced at':>9s} {'ops/s':>8s} {'saturated':>9s} {'p50 ms':>8s} "
+              f"{'p99 ms':>8s}")
+        for fair in (True, False):
+            for r in records:
+                if r["fair"] == fair:
+                    rate = f"{r['rate']:,.0f}" if r["rate"] else "-"
+                    print(f"{'fair' if fair else 'unfair':6s} {r['schedule']:18s} {r['label']:10s} {rate:>9s} "
+                          f"{r['ops_per_s']:8,.0f} {r['saturated_ops_per_s']:9,.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
+            for schedule in first:
+                paced = [r for r in records if r["fair"] == fair and r["schedule"] == schedule and r["rate"]
+                         and not str(r["label"]).startswith("first")]
+                predicted = [r for r in paced if r["label"] == "predicted"]
+                measured = [r for r in paced if r["label"] != "predicted"]
+                if predicted and measured:
+                    drain = float(np.median([r["saturated_ops_per_s"] for r in measured]))
+                    p99 = float(np.median([r["p99_ms"] for r in measured]))
+                    errors.append((predicted[0]["saturated_ops_per_s"] / drain - 1, predicted[0]["p99_ms"] / p99 - 1))
+                    print(f"  paced, {'fair' if fair else 'unfair'}, {schedule}: draining {drain:,.0f} -> "
+                          f"{predicted[0]['saturated_ops_per_s']:,.0f} ({errors[-1][0]:+.1%}), p99 {p99:.1f} -> "
+                          f"{predicted[0]['p99_ms']:.1f} ms ({errors[-1][1]:+.1%})")
+    if len(errors) > 2:
+        drain_err, p99_err = np.array(errors).T
+        slope, intercept = np.polyfit(drain_err, p99_err, 1)
+        close = p99_err[np.abs(drain_err) <= 0.05]
+        print(f"# {len(errors)} paced rows: the p99's error against the draining rate's: correlation "
+              f"{np.corrcoef(drain_err, p99_err)[0, 1]:+.2f}, slope {slope:+.2f} (at no error {intercept:+.1%}); "
+              f"the p99 within 15 % in {int((np.abs(p99_err) <= 0.15).sum())}; of the {len(close)} rows whose "
+              f"draining came within 5 %, {int((np.abs(close) <= 0.15).sum())}")
 
 
 def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None,
@@ -393,12 +519,18 @@ def main() -> None:
     v.add_argument("--heap", default="1g")
     v.add_argument("--keep-calibration", type=Path, default=None,
                    help="Also write the calibration made here, and the validation's rows, to DIR.")
+    v.add_argument("--warm-first", type=int, default=0, metavar="N",
+                   help="Run every schedule N times, untimed, on each fresh cluster before anything is measured.")
+    v.add_argument("--keep-runs", type=Path, default=None,
+                   help="Also copy every run directory made (measured and predicted) to DIR/runs and DIR/sim.")
     d = sub.add_parser("loads")
     d.add_argument("--ops", default="create,fileStatus", help="The micro operations, comma-separated.")
     d.add_argument("--between", default="4,16,32", help="Three client counts to measure besides 1, 8 and 64.")
     d.add_argument("--keep", type=Path, default=None, help="Also write both calibrations and their micro.json to DIR.")
     d.add_argument("--kept", type=Path, default=None, help="Report on what --keep wrote, without a cluster.")
     d.add_argument("--heap", default="1g")
+    r = sub.add_parser("runs")
+    r.add_argument("kept", type=Path, nargs="+", help="Directories validate --keep-runs wrote (or their runs.json).")
     c = sub.add_parser("score")
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     c.add_argument("--edit-us", type=float, default=None,
@@ -416,11 +548,14 @@ def main() -> None:
             loads_report(a.kept)
         else:
             loads(a.ops, a.between, a.keep, a.heap)
+    elif a.what == "runs":
+        runs_report(a.kept)
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
               lock_share=a.lock_share)
     else:
-        validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch)
+        validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch, keep_runs=a.keep_runs,
+                 warm_first=a.warm_first)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -281,7 +281,22 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
 BACKLOG_SATURATED = 1000
 
 
-def run_record(run_dir: Path) -> dict[str, object]:
+class RunRecord(TypedDict):
+    """One kept run, summed up (``runs.json`` holds a list of them)."""
+
+    run: str  # its directory's name: when it started
+    fair: bool
+    schedule: str
+    rate: float | None  # paced at (operations a second), or None: as fast as possible
+    label: str  # its repeat (warm, 0, 1, 2, p0..., first0... for --warm-first), or "predicted"
+    operations: int
+    ops_per_s: float
+    p50_ms: float  # from each operation's due time
+    p99_ms: float
+    saturated_ops_per_s: float  # NaN where the server never was
+
+
+def run_record(run_dir: Path) -> RunRecord:
     """One run directory that ``validate --keep-runs`` kept, summed up: what ran (the lock, the
     schedule, paced or not, its repeat's label), its throughput, p50 and p99, and the rate it
     completed operations at while the server was saturated: for a run as fast as possible,
@@ -308,18 +323,18 @@ def run_record(run_dir: Path) -> dict[str, object]:
         lo, hi = np.percentile(done, [10, 90])
         saturated = float(((done >= lo) & (done <= hi)).sum() / ((hi - lo) / 1e6)) if hi > lo else float("nan")
     latency = (end - due) / 1e3
-    return {"run": run_dir.name, "fair": fair, "schedule": Path(str(config["schedule"])).name,
-            "rate": config.get("rate"), "label": label, "operations": len(end),
-            "ops_per_s": len(end) / ((done[-1] - start.min()) / 1e6),
-            "p50_ms": float(np.percentile(latency, 50)), "p99_ms": float(np.percentile(latency, 99)),
-            "saturated_ops_per_s": saturated}
+    return RunRecord(run=run_dir.name, fair=fair, schedule=Path(str(config["schedule"])).name,
+                     rate=config.get("rate"), label=label, operations=len(end),
+                     ops_per_s=len(end) / float((done[-1] - start.min()) / 1e6),
+                     p50_ms=float(np.percentile(latency, 50)), p99_ms=float(np.percentile(latency, 99)),
+                     saturated_ops_per_s=saturated)
 
 
-def _kept_runs(kept: Path) -> list[dict[str, Any]]:
+def _kept_runs(kept: Path) -> list[RunRecord]:
     """``kept/runs.json``, made from the run directories (``kept/runs``, ``kept/sim``) if absent."""
     summary = kept / "runs.json"
     if summary.exists():
-        records: list[dict[str, Any]] = json.loads(summary.read_text())
+        records = cast(list[RunRecord], json.loads(summary.read_text()))
     else:
         records = [run_record(d) for part in ("runs", "sim") for d in sorted((kept / part).iterdir())]
         summary.write_text(json.dumps(records, indent=1) + "\n")
@@ -530,7 +545,7 @@ def main() -> None:
     d.add_argument("--kept", type=Path, default=None, help="Report on what --keep wrote, without a cluster.")
     d.add_argument("--heap", default="1g")
     r = sub.add_parser("runs")
-    r.add_argument("kept", type=Path, nargs="+", help="Directories validate --keep-runs wrote (or their runs.json).")
+    r.add_argument("kept", type=Path, nargs="+", help="Directories validate --keep-runs wrote (their runs.json, made from their run directories the first time).")
     c = sub.add_parser("score")
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     c.add_argument("--edit-us", type=float, default=None,

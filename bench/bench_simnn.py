@@ -37,7 +37,7 @@ median of the repeats, their range, the prediction and its error against the med
 operation's due, start and end times in ``samples.parquet``; ``DIR/sim``: the predictions'), also
 when it stops early: what the latency of a paced run is made of, second by second. With
 ``--warm-first N``, every schedule runs N times, untimed, on each fresh cluster before anything
-is measured, the calibration included (0 by default, as every session up to 35 was measured).
+is measured, the calibration included (0 by default: every session but 36 and 37 was measured so).
 
 ``runs``: what ``validate --keep-runs`` kept (``DIR/runs.json``, made from the run directories
 the first time), run by run in the order they ran: throughput, p50, p99, and the rate each

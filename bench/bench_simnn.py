@@ -204,11 +204,10 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
 
 def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = True,
              keep_runs: Path | None = None, warm_first: int = 0) -> None:
-    rows: list[dict[str, object]] = []  # what validation.json keeps
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         try:
-            _validate(work, files, repeat, heap, keep, rows, fit_dispatch=fit_dispatch, warm_first=warm_first)
+            _validate(work, files, repeat, heap, keep, fit_dispatch=fit_dispatch, warm_first=warm_first)
         finally:  # the run directories so far, also when a run fails or the validation is stopped
             if keep_runs is not None:
                 for part in ("runs", "sim"):
@@ -216,8 +215,9 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispa
                         shutil.copytree(work / part, keep_runs / part, dirs_exist_ok=True)
 
 
-def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None, rows: list[dict[str, object]], *,
-              fit_dispatch: bool, warm_first: int) -> None:
+def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool,
+              warm_first: int) -> None:
+    rows: list[dict[str, object]] = []  # what validation.json keeps
     schedules = _schedules(work)
     cal_dir = work / "calibration"
     for fair in (True, False):
@@ -298,14 +298,15 @@ class RunRecord(TypedDict):
 
 def run_record(run_dir: Path) -> RunRecord:
     """One run directory that ``validate --keep-runs`` kept, summed up: what ran (the lock, the
-    schedule, paced or not, its repeat's label), its throughput, p50 and p99, and the rate it
+    schedule, paced or not, its repeat's label), its throughput, p50 and p99 (its own
+    ``summary.json``'s, as ``validate`` read them), and the rate it
     completed operations at while the server was saturated: for a run as fast as possible,
     between its 10th and 90th percentile completions; for a paced run, while at least
     ``BACKLOG_SATURATED`` operations were due and not done (the rate its bursts' backlog drained
     at, which makes its latency)."""
     config = json.loads((run_dir / "config.json").read_text())
-    samples = pq.read_table(run_dir / "samples.parquet", columns=["scheduled_us", "start_us", "end_us"])
-    due, start, end = (samples.column(c).to_numpy().astype(float) for c in ("scheduled_us", "start_us", "end_us"))
+    samples = pq.read_table(run_dir / "samples.parquet", columns=["scheduled_us", "end_us"])
+    due, end = (samples.column(c).to_numpy().astype(float) for c in ("scheduled_us", "end_us"))
     backend, paced = str(config["backend"]), config.get("rate") is not None
     simulated = backend.startswith("simnn")
     label = "predicted" if simulated else backend.rsplit("-", 1)[1]
@@ -322,12 +323,10 @@ def run_record(run_dir: Path) -> RunRecord:
     else:
         lo, hi = np.percentile(done, [10, 90])
         saturated = float(((done >= lo) & (done <= hi)).sum() / ((hi - lo) / 1e6)) if hi > lo else float("nan")
-    latency = (end - due) / 1e3
+    ops_per_s, p50_ms, p99_ms = _summary(run_dir)
     return RunRecord(run=run_dir.name, fair=fair, schedule=Path(str(config["schedule"])).name,
-                     rate=config.get("rate"), label=label, operations=len(end),
-                     ops_per_s=len(end) / float((done[-1] - start.min()) / 1e6),
-                     p50_ms=float(np.percentile(latency, 50)), p99_ms=float(np.percentile(latency, 99)),
-                     saturated_ops_per_s=saturated)
+                     rate=config.get("rate"), label=label, operations=len(end), ops_per_s=ops_per_s,
+                     p50_ms=p50_ms, p99_ms=p99_ms, saturated_ops_per_s=saturated)
 
 
 def _kept_runs(kept: Path) -> list[RunRecord]:
@@ -364,8 +363,7 @@ def runs_report(dirs: list[Path]) -> None:
                     print(f"{'fair' if fair else 'unfair':6s} {r['schedule']:18s} {r['label']:10s} {rate:>9s} "
                           f"{r['ops_per_s']:8,.0f} {r['saturated_ops_per_s']:9,.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
             for schedule in first:
-                paced = [r for r in records if r["fair"] == fair and r["schedule"] == schedule and r["rate"]
-                         and not str(r["label"]).startswith("first")]
+                paced = [r for r in records if r["fair"] == fair and r["schedule"] == schedule and r["rate"]]
                 predicted = [r for r in paced if r["label"] == "predicted"]
                 measured = [r for r in paced if r["label"] != "predicted"]
                 if predicted and measured:

@@ -1,12 +1,12 @@
 """The simulated NameNode (``simnn:``): its speed, and its predictions against a managed HDFS.
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
-    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--keep-runs DIR] [--warm-first N]
-        [--no-fit-dispatch]
+    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--keep-runs DIR] [--warm-first 2]
+        [--schedules short|long] [--no-fit-dispatch]
     .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--no-fit-dispatch] [--lock-share S] [--edit-us US]
     .venv/bin/python bench/bench_simnn.py loads [--ops create,fileStatus] [--between 4,16,32] [--keep DIR]
     .venv/bin/python bench/bench_simnn.py loads --kept DIR
-    .venv/bin/python bench/bench_simnn.py runs DIR [DIR ...]
+    .venv/bin/python bench/bench_simnn.py runs DIR [DIR ...] [--by-op]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -37,13 +37,20 @@ median of the repeats, their range, the prediction and its error against the med
 operation's due, start and end times in ``samples.parquet``; ``DIR/sim``: the predictions'), also
 when it stops early: what the latency of a paced run is made of, second by second. With
 ``--warm-first N``, every schedule runs N times, untimed, on each fresh cluster before anything
-is measured, the calibration included (0 by default: every session but 36 and 37 was measured so).
+is measured, the calibration included (2 by default since session 39; sessions 19-35 and 38 were
+measured with 0, 36 and 37 with 2: a fresh NameNode ran the same schedule up to twice as fast
+on its fourth run as on its first). ``--schedules long`` runs the write-heavy type at 4 times its
+files and both types at 2 (141 k and 105 k operations; sessions 39 and 40) rather than the
+``short`` ones (41 k and 54 k; every other session): their repeats' p99 came no nearer one another
+than the short ones' measured the same day (session 41; docs/simnn.md). Since session 39
+``validation.json`` keeps the schedules' arguments, which ``score`` generates again.
 
 ``runs``: what ``validate --keep-runs`` kept (``DIR/runs.json``, made from the run directories
 the first time), run by run in the order they ran: throughput, p50, p99, and the rate each
 completed operations at while its server was saturated (a paced run: while its backlog drained);
 then, over the paced rows of every DIR, how the predicted p99's error follows the predicted
-draining rate's (``docs/simnn.md``, "The runs' repeats in order").
+draining rate's (``docs/simnn.md``, "The runs' repeats in order"). ``--by-op``: each run's p50 and
+p99 per operation too (kept in ``runs.json`` since session 39).
 
 ``loads``: what the fit does between its loads. On a fresh managed HDFS, ``simnn calibrate``'s
 measurements (create and fileStatus by default, at 1, 8 and 64 clients), then the same on the
@@ -78,7 +85,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import NotRequired, TypedDict, cast
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -162,20 +169,32 @@ def _row(what: str, measured: list[Figure], pred: Figure) -> list[float]:
     return medians
 
 
-#: (name, generate's arguments): the built-in profile's write-heavy type alone, both types, and
-#: (since session 25) its read-heavy type alone, its files doubled for more operations
-SCHEDULES = (("write-heavy type", ["--types", "1", "--duration", "6000s"]), ("both types", ["--duration", "6000s"]),
-             ("read-heavy type", ["--types", "2", "--scale-files", "2", "--duration", "6000s"]))
+#: (name, generate's type arguments): the built-in profile's write-heavy type alone, both types,
+#: and (since session 25) its read-heavy type alone
+SCHEDULES: tuple[tuple[str, list[str]], ...] = (
+    ("write-heavy type", ["--types", "1"]), ("both types", []), ("read-heavy type", ["--types", "2"]))
+#: each schedule's ``--scale-files``: "short" (41 k, 54 k and 34 k operations: runs of about a
+#: second as fast as possible), every session's but 39 and 40's; "long" (141 k, 105 k and 34 k),
+#: sessions 39 and 40's. The read-heavy type has a few files with heavy-tailed accesses: at 3
+#: times its files, or both types at 3, the draws come to about 7 million operations
+SCALES: dict[str, tuple[float, float, float]] = {"short": (1, 1, 2), "long": (4, 2, 2)}
 
 
-def _schedules(work: Path) -> dict[str, Path]:
+def schedule_arguments(length: str) -> dict[str, list[str]]:
+    """Each schedule's ``generate`` arguments (what validation.json keeps)."""
+    return {name: [*types, *(["--scale-files", f"{scale:g}"] if scale != 1 else []), "--duration", "6000s"]
+            for (name, types), scale in zip(SCHEDULES, SCALES[length], strict=True)}
+
+
+def _schedules(work: Path, arguments: dict[str, list[str]]) -> dict[str, Path]:
     profile = Path(__file__).resolve().parents[1] / "src" / "mimesisbench" / "data" / "demo_profile.json"
     schedules = {}
-    for name, types in SCHEDULES:
-        root = work / name.replace(" ", "-")
-        cli(["generate", str(profile), *types, "--time-scale", "0.01", "--seed", "7", "-o", str(root)])
-        events = json.loads((root / "manifest.json").read_text())["counts"]["events"]
-        print(f"# {name}: the built-in profile ({' '.join(types)}) at c = 0.01, {events:,} operations", flush=True)
+    for name, args in arguments.items():
+        root = work / "_".join(a.strip("-") for a in args) / name.replace(" ", "-")
+        if not root.exists():
+            cli(["generate", str(profile), *args, "--time-scale", "0.01", "--seed", "7", "-o", str(root)])
+            events = json.loads((root / "manifest.json").read_text())["counts"]["events"]
+            print(f"# {name}: the built-in profile ({' '.join(args)}) at c = 0.01, {events:,} operations", flush=True)
         schedules[name] = root
     return schedules
 
@@ -203,11 +222,11 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
 
 
 def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = True,
-             keep_runs: Path | None = None, warm_first: int = 0) -> None:
+             keep_runs: Path | None = None, warm_first: int = 2, length: str = "short") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         try:
-            _validate(work, files, repeat, heap, keep, fit_dispatch=fit_dispatch, warm_first=warm_first)
+            _validate(work, files, repeat, heap, keep, fit_dispatch=fit_dispatch, warm_first=warm_first, length=length)
         finally:  # the run directories so far, also when a run fails or the validation is stopped
             if keep_runs is not None:
                 for part in ("runs", "sim"):
@@ -216,9 +235,10 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispa
 
 
 def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool,
-              warm_first: int) -> None:
+              warm_first: int, length: str) -> None:
     rows: list[dict[str, object]] = []  # what validation.json keeps
-    schedules = _schedules(work)
+    arguments = schedule_arguments(length)
+    schedules = _schedules(work, arguments)
     cal_dir = work / "calibration"
     for fair in (True, False):
         lock = "fair" if fair else "unfair"
@@ -274,7 +294,9 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
                 rows.append({"fair": fair, "op": op, "clients": clients, "what": what,
                              "measured": _row(what, measured, pred), "predicted": list(pred)})
     if keep is not None:
-        (keep / "validation.json").write_text(json.dumps({"files": files, "rows": rows}, indent=1) + "\n")
+        (keep / "validation.json").write_text(json.dumps(
+            {"files": files, "heap": heap, "warm_first": warm_first, "schedules": arguments, "rows": rows},
+            indent=1) + "\n")
 
 
 #: a paced run's server is saturated while at least this many operations are due and not done
@@ -294,6 +316,7 @@ class RunRecord(TypedDict):
     p50_ms: float  # from each operation's due time
     p99_ms: float
     saturated_ops_per_s: float  # NaN where the server never was
+    by_op: NotRequired[dict[str, list[float]]]  # operation: [count, p50 ms, p99 ms] (since session 39)
 
 
 def run_record(run_dir: Path) -> RunRecord:
@@ -305,8 +328,12 @@ def run_record(run_dir: Path) -> RunRecord:
     ``BACKLOG_SATURATED`` operations were due and not done (the rate its bursts' backlog drained
     at, which makes its latency)."""
     config = json.loads((run_dir / "config.json").read_text())
-    samples = pq.read_table(run_dir / "samples.parquet", columns=["scheduled_us", "end_us"])
+    samples = pq.read_table(run_dir / "samples.parquet", columns=["op", "scheduled_us", "end_us"])
     due, end = (samples.column(c).to_numpy().astype(float) for c in ("scheduled_us", "end_us"))
+    ops = np.asarray(samples.column("op").to_pylist(), dtype=object)
+    latency_ms = (end - due) / 1e3  # from the due time, as the run's summary.json
+    by_op = {str(op): [int((ops == op).sum()), *(float(v) for v in np.percentile(latency_ms[ops == op], [50, 99]))]
+             for op in sorted(set(ops))}
     backend, paced = str(config["backend"]), config.get("rate") is not None
     simulated = backend.startswith("simnn")
     label = "predicted" if simulated else backend.rsplit("-", 1)[1]
@@ -326,7 +353,7 @@ def run_record(run_dir: Path) -> RunRecord:
     ops_per_s, p50_ms, p99_ms = _summary(run_dir)
     return RunRecord(run=run_dir.name, fair=fair, schedule=Path(str(config["schedule"])).name,
                      rate=config.get("rate"), label=label, operations=len(end), ops_per_s=ops_per_s,
-                     p50_ms=p50_ms, p99_ms=p99_ms, saturated_ops_per_s=saturated)
+                     p50_ms=p50_ms, p99_ms=p99_ms, saturated_ops_per_s=saturated, by_op=by_op)
 
 
 def _kept_runs(kept: Path) -> list[RunRecord]:
@@ -340,11 +367,12 @@ def _kept_runs(kept: Path) -> list[RunRecord]:
     return records
 
 
-def runs_report(dirs: list[Path]) -> None:
+def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
     """What ``validate --keep-runs`` kept, run by run in the order they ran: each repeat's
     throughput, and the rate a paced run drained its backlog at beside the prediction's; then,
     over every paced run of ``dirs``, how the error of the predicted p99 follows the error of
-    the predicted rate of draining (against the medians of the repeats)."""
+    the predicted rate of draining (against the medians of the repeats). ``by_op``: each run's
+    p50 and p99 per operation too (where its record has them: sessions 39 on)."""
     errors: list[tuple[float, float]] = []  # (draining, p99) per paced row
     for kept in dirs:
         records = _kept_runs(kept)
@@ -362,6 +390,9 @@ def runs_report(dirs: list[Path]) -> None:
                     rate = f"{r['rate']:,.0f}" if r["rate"] else "-"
                     print(f"{'fair' if fair else 'unfair':6s} {r['schedule']:18s} {r['label']:10s} {rate:>9s} "
                           f"{r['ops_per_s']:8,.0f} {r['saturated_ops_per_s']:9,.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
+                    if by_op and "by_op" in r:
+                        print("        " + "   ".join(f"{op} {n:,.0f}: p50 {p50:.2f} p99 {p99:.2f}"
+                                                      for op, (n, p50, p99) in r["by_op"].items()))
             for schedule in first:
                 paced = [r for r in records if r["fair"] == fair and r["schedule"] == schedule and r["rate"]]
                 predicted = [r for r in paced if r["label"] == "predicted"]
@@ -403,9 +434,10 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
     """Each kept validation predicted again with the model as it is now (see the module)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        schedules = _schedules(work)
         for n, kept in enumerate(dirs):
             validation = json.loads((kept / "validation.json").read_text())
+            # the schedules it measured (kept since session 39; before, the short ones), each made once
+            schedules = _schedules(work, validation.get("schedules") or schedule_arguments("short"))
             cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()
@@ -529,11 +561,14 @@ def main() -> None:
     v = sub.add_parser("validate")
     v.add_argument("--files", type=int, default=20_000)
     v.add_argument("--repeat", type=int, default=3)
-    v.add_argument("--heap", default="1g")
+    v.add_argument("--heap", default="2g",
+                   help="The NameNode's heap (sessions 19-38: 1g; the runs' namespaces stay, a million files and more).")
     v.add_argument("--keep-calibration", type=Path, default=None,
                    help="Also write the calibration made here, and the validation's rows, to DIR.")
-    v.add_argument("--warm-first", type=int, default=0, metavar="N",
+    v.add_argument("--warm-first", type=int, default=2, metavar="N",
                    help="Run every schedule N times, untimed, on each fresh cluster before anything is measured.")
+    v.add_argument("--schedules", choices=sorted(SCALES), default="short", dest="length",
+                   help="The schedules' lengths (SCALES; sessions 39 and 40: long).")
     v.add_argument("--keep-runs", type=Path, default=None,
                    help="Also copy every run directory made (measured and predicted) to DIR/runs and DIR/sim.")
     d = sub.add_parser("loads")
@@ -544,6 +579,7 @@ def main() -> None:
     d.add_argument("--heap", default="1g")
     r = sub.add_parser("runs")
     r.add_argument("kept", type=Path, nargs="+", help="Directories validate --keep-runs wrote (their runs.json, made from their run directories the first time).")
+    r.add_argument("--by-op", action="store_true", help="Each run's p50 and p99 per operation too (sessions 39 on).")
     c = sub.add_parser("score")
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     c.add_argument("--edit-us", type=float, default=None,
@@ -562,13 +598,13 @@ def main() -> None:
         else:
             loads(a.ops, a.between, a.keep, a.heap)
     elif a.what == "runs":
-        runs_report(a.kept)
+        runs_report(a.kept, by_op=a.by_op)
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
               lock_share=a.lock_share)
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch, keep_runs=a.keep_runs,
-                 warm_first=a.warm_first)
+                 warm_first=a.warm_first, length=a.length)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import NotRequired, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -211,9 +211,13 @@ def _micro_predicted(op: str, clients: int, files: int, cal: Calibration) -> Fig
             float(np.percentile(service, 99)))
 
 
+def _figure(summary: dict[str, Any]) -> Figure:
+    """A run's throughput, p50 and p99 from its ``summary.json``."""
+    return float(summary["throughput_ops_per_s"]), float(summary["latency_ms"]["p50"]), float(summary["latency_ms"]["p99"])
+
+
 def _summary(run_dir: Path) -> Figure:
-    s = json.loads((run_dir / "summary.json").read_text())
-    return float(s["throughput_ops_per_s"]), float(s["latency_ms"]["p50"]), float(s["latency_ms"]["p99"])
+    return _figure(json.loads((run_dir / "summary.json").read_text()))
 
 
 def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
@@ -328,12 +332,8 @@ def run_record(run_dir: Path) -> RunRecord:
     ``BACKLOG_SATURATED`` operations were due and not done (the rate its bursts' backlog drained
     at, which makes its latency)."""
     config = json.loads((run_dir / "config.json").read_text())
-    samples = pq.read_table(run_dir / "samples.parquet", columns=["op", "scheduled_us", "end_us"])
+    samples = pq.read_table(run_dir / "samples.parquet", columns=["scheduled_us", "end_us"])
     due, end = (samples.column(c).to_numpy().astype(float) for c in ("scheduled_us", "end_us"))
-    ops = np.asarray(samples.column("op").to_pylist(), dtype=object)
-    latency_ms = (end - due) / 1e3  # from the due time, as the run's summary.json
-    by_op = {str(op): [int((ops == op).sum()), *(float(v) for v in np.percentile(latency_ms[ops == op], [50, 99]))]
-             for op in sorted(set(ops))}
     backend, paced = str(config["backend"]), config.get("rate") is not None
     simulated = backend.startswith("simnn")
     label = "predicted" if simulated else backend.rsplit("-", 1)[1]
@@ -350,7 +350,10 @@ def run_record(run_dir: Path) -> RunRecord:
     else:
         lo, hi = np.percentile(done, [10, 90])
         saturated = float(((done >= lo) & (done <= hi)).sum() / ((hi - lo) / 1e6)) if hi > lo else float("nan")
-    ops_per_s, p50_ms, p99_ms = _summary(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    ops_per_s, p50_ms, p99_ms = _figure(summary)
+    by_op = {op: [int(o["issued"]), float(o["latency_ms"]["p50"]), float(o["latency_ms"]["p99"])]
+             for op, o in sorted(summary["operations"].items())}  # the run's own, by operation
     return RunRecord(run=run_dir.name, fair=fair, schedule=Path(str(config["schedule"])).name,
                      rate=config.get("rate"), label=label, operations=len(end), ops_per_s=ops_per_s,
                      p50_ms=p50_ms, p99_ms=p99_ms, saturated_ops_per_s=saturated, by_op=by_op)

@@ -1,7 +1,7 @@
 """The simulated NameNode (``simnn:``): its speed, and its predictions against a managed HDFS.
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
-    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--keep-runs DIR] [--warm-first 2]
+    .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--keep-runs DIR] [--warm-first 2] [--warm-until 10] [--warm-most 6]
         [--schedules short|long] [--no-fit-dispatch]
     .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--no-fit-dispatch] [--lock-share S] [--edit-us US]
     .venv/bin/python bench/bench_simnn.py loads [--ops create,fileStatus] [--between 4,16,32] [--keep DIR]
@@ -36,10 +36,14 @@ median of the repeats, their range, the prediction and its error against the med
 ``--keep-runs DIR``, every run directory it made (``DIR/runs``: the managed HDFS's, each
 operation's due, start and end times in ``samples.parquet``; ``DIR/sim``: the predictions'), also
 when it stops early: what the latency of a paced run is made of, second by second. With
-``--warm-first N``, every schedule runs N times, untimed, on each fresh cluster before anything
-is measured, the calibration included (2 by default since session 39; sessions 19-35 and 38 were
-measured with 0, 36 and 37 with 2: a fresh NameNode ran the same schedule up to twice as fast
-on its fourth run as on its first). ``--schedules long`` runs the write-heavy type at 4 times its
+``--warm-first N``, every schedule runs at least N times, untimed, on each fresh cluster before
+anything is measured, the calibration included (2 by default since session 39; sessions 19-35 and
+38 were measured with 0, 36 and 37 with 2: a fresh NameNode ran the same schedule up to twice as
+fast on its fourth run as on its first), and, since session 43, round after round until each
+schedule's last two rounds agree within ``--warm-until`` (10 %; 0: exactly N rounds, as sessions
+36-42 were) of its throughput, ``--warm-most`` rounds at most (6): session 42's cluster still
+ran its schedules faster from one repeat to the next after two rounds. ``validation.json`` keeps
+the rounds each cluster ran (``warm_rounds``). ``--schedules long`` runs the write-heavy type at 4 times its
 files and both types at 2 (141 k and 105 k operations; sessions 39 and 40) rather than the
 ``short`` ones (41 k and 54 k; every other session): their repeats' p99 came no nearer one another
 than the short ones' measured the same day (session 41; docs/simnn.md). Since session 39
@@ -83,7 +87,7 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -225,12 +229,23 @@ def _run(schedule: Path, backend: str, out: Path, *extra: str) -> Figure:
     return _summary(max(out.iterdir(), key=lambda p: p.stat().st_mtime))
 
 
+@dataclass(frozen=True)
+class WarmUp:
+    """How long ``validate`` warms each fresh cluster: rounds of every schedule, at least ``least``
+    (none when 0), then until each schedule's last two rounds agree within ``agree`` (a fraction of
+    its throughput; 0: exactly ``least`` rounds), at most ``most``."""
+
+    least: int = 2
+    agree: float = 0.10
+    most: int = 6
+
+
 def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = True,
-             keep_runs: Path | None = None, warm_first: int = 2, length: str = "short") -> None:
+             keep_runs: Path | None = None, warm: WarmUp = WarmUp(), length: str = "short") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         try:
-            _validate(work, files, repeat, heap, keep, fit_dispatch=fit_dispatch, warm_first=warm_first, length=length)
+            _validate(work, files, repeat, heap, keep, fit_dispatch=fit_dispatch, warm=warm, length=length)
         finally:  # the run directories so far, also when a run fails or the validation is stopped
             if keep_runs is not None:
                 for part in ("runs", "sim"):
@@ -238,9 +253,30 @@ def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispa
                         shutil.copytree(work / part, keep_runs / part, dirs_exist_ok=True)
 
 
+def _warm_up(schedules: dict[str, Path], base: str, out: Path, hdfs: list[str], warm: WarmUp) -> int:
+    """Runs every schedule as fast as possible, untimed, round after round as ``warm`` says, and
+    returns the rounds run (a fresh NameNode's JIT and heap settle over its first runs: session 35
+    ran the same schedule 20.3, 27.9, 35.6 and 41.8 k a second, session 42 still rose over two)."""
+    if warm.least <= 0:
+        return 0
+    limit = max(warm.least, warm.most) if warm.agree > 0 else warm.least
+    last: dict[str, float] = {}
+    for rounds in range(1, limit + 1):
+        settled = True
+        for name, schedule in schedules.items():
+            ops = _run(schedule, f"{base}-{name[:5]}-first{rounds - 1}", out, "--as-fast-as-possible", *hdfs)[0]
+            print(f"# warming up ({base.rsplit('/', 1)[-1]}): {name} {ops:,.0f} ops/s", flush=True)
+            settled = settled and name in last and abs(ops / last[name] - 1) <= warm.agree
+            last[name] = ops
+        if rounds >= warm.least and settled:
+            return rounds
+    return limit
+
+
 def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool,
-              warm_first: int, length: str) -> None:
+              warm: WarmUp, length: str) -> None:
     rows: list[dict[str, object]] = []  # what validation.json keeps
+    warm_rounds: dict[str, int] = {}  # the warm-up rounds each cluster ran
     arguments = schedule_arguments(length)
     schedules = _schedules(work, arguments)
     cal_dir = work / "calibration"
@@ -248,11 +284,8 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
         lock = "fair" if fair else "unfair"
         with fresh_cluster("mb-simnn-", heap, fslock_fair=fair) as (hdfs_work, cluster):
             hdfs = ["--hdfs-workdir", str(hdfs_work / "hdfs")]
-            for w in range(warm_first):  # the schedules' own work first, untimed, before any measurement
-                for name, schedule in schedules.items():
-                    figure = _run(schedule, f"{cluster.url}/{lock}-{name[:5]}-first{w}", work / "runs",
-                                  "--as-fast-as-possible", *hdfs)
-                    print(f"# warming up ({lock}): {name} {figure[0]:,.0f} ops/s", flush=True)
+            # the schedules' own work first, untimed, before any measurement
+            warm_rounds[lock] = _warm_up(schedules, f"{cluster.url}/{lock}", work / "runs", hdfs, warm)
             if fair:
                 cal, raw = measure_and_fit(f"{cluster.url}/calibrate", str(hdfs_work / "hdfs"), files=files,
                                            fit_dispatch=fit_dispatch,
@@ -299,7 +332,8 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
                              "measured": _row(what, measured, pred), "predicted": list(pred)})
     if keep is not None:
         (keep / "validation.json").write_text(json.dumps(
-            {"files": files, "heap": heap, "warm_first": warm_first, "schedules": arguments, "rows": rows},
+            {"files": files, "heap": heap, "warm_first": warm.least, "warm_until": warm.agree, "warm_most": warm.most,
+             "warm_rounds": warm_rounds, "schedules": arguments, "rows": rows},
             indent=1) + "\n")
 
 
@@ -606,7 +640,12 @@ def main() -> None:
     v.add_argument("--keep-calibration", type=Path, default=None,
                    help="Also write the calibration made here, and the validation's rows, to DIR.")
     v.add_argument("--warm-first", type=int, default=2, metavar="N",
-                   help="Run every schedule N times, untimed, on each fresh cluster before anything is measured.")
+                   help="Run every schedule at least N times, untimed, on each fresh cluster before anything is "
+                        "measured (0: no warm-up).")
+    v.add_argument("--warm-until", type=float, default=10.0, metavar="PCT",
+                   help="Then go on, round after round, until each schedule's last two rounds agree within PCT %% "
+                        "of its throughput (0: exactly --warm-first rounds; sessions 36-42 were warmed so).")
+    v.add_argument("--warm-most", type=int, default=6, metavar="M", help="At most M warm-up rounds.")
     v.add_argument("--schedules", choices=sorted(SCALES), default="short", dest="length",
                    help="The schedules' lengths (SCALES; sessions 39 and 40: long).")
     v.add_argument("--keep-runs", type=Path, default=None,
@@ -644,7 +683,7 @@ def main() -> None:
               lock_share=a.lock_share)
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch, keep_runs=a.keep_runs,
-                 warm_first=a.warm_first, length=a.length)
+                 warm=WarmUp(a.warm_first, a.warm_until / 100, a.warm_most), length=a.length)
 
 
 if __name__ == "__main__":

@@ -408,17 +408,19 @@ def _kept_runs(kept: Path) -> list[RunRecord]:
 REPEAT_FIGURES = ("throughput as fast as possible", "p99 as fast as possible", "paced p99")
 
 
-def _repeat_ceiling(records: list[RunRecord], tally: dict[str, list[int]]) -> None:
-    """Adds to ``tally`` (per ``REPEAT_FIGURES``: within 15 %, of) how often one measured repeat
-    of a row (its lock, schedule and pace) comes within 15 % of the median of the row's other
-    repeats: how often the measurement meets the model's bar against itself, the ceiling a model
-    judged on one set of repeats can reach."""
-    rows: dict[tuple[bool, str, bool], list[RunRecord]] = {}
-    for r in records:
-        if r["label"] in ("predicted", "warm") or r["label"].startswith("first"):
-            continue  # a prediction, or a warm-up run before the measured repeats
-        rows.setdefault((r["fair"], r["schedule"], r["rate"] is not None), []).append(r)
-    for (_, _, paced), repeats in rows.items():
+def _repeat_ceiling(sessions: list[list[RunRecord]]) -> str:
+    """Per ``REPEAT_FIGURES``, how often one measured repeat of a row (a session's lock, schedule
+    and pace) comes within 15 % of the median of the row's other repeats, as "figure met/of, ...":
+    how often the measurement meets the model's bar against itself, the ceiling a model judged on
+    one set of repeats can reach ("" when no row has two repeats)."""
+    tally = {key: [0, 0] for key in REPEAT_FIGURES}  # (within 15 %, of)
+    rows: dict[tuple[int, bool, str, bool], list[RunRecord]] = {}
+    for n, records in enumerate(sessions):
+        for r in records:
+            if r["label"] in ("predicted", "warm") or r["label"].startswith("first"):
+                continue  # a prediction, or a warm-up run before the measured repeats
+            rows.setdefault((n, r["fair"], r["schedule"], r["rate"] is not None), []).append(r)
+    for (_, _, _, paced), repeats in rows.items():
         if len(repeats) < 2:
             continue
         figures = [("paced p99", "p99_ms")] if paced else [(REPEAT_FIGURES[0], "ops_per_s"), (REPEAT_FIGURES[1], "p99_ms")]
@@ -428,6 +430,9 @@ def _repeat_ceiling(records: list[RunRecord], tally: dict[str, list[int]]) -> No
                 median = float(np.median([float(r[key]) for r in others]))  # type: ignore[literal-required]
                 tally[what][0] += abs(float(one[key]) / median - 1) <= 0.15  # type: ignore[literal-required]
                 tally[what][1] += 1
+    if not any(of for _, of in tally.values()):
+        return ""
+    return ", ".join(f"{what} {met}/{of}" for what, (met, of) in tally.items())
 
 
 def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
@@ -437,10 +442,10 @@ def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
     the predicted rate of draining (against the medians of the repeats). ``by_op``: each run's
     p50 and p99 per operation too (where its record has them: sessions 39 on)."""
     errors: list[tuple[float, float]] = []  # (draining, p99) per paced row
-    ceiling = {key: [0, 0] for key in REPEAT_FIGURES}  # (within 15 %, of) over every measured repeat
+    sessions: list[list[RunRecord]] = []
     for kept in dirs:
         records = _kept_runs(kept)
-        _repeat_ceiling(records, ceiling)
+        sessions.append(records)
         first: dict[str, str] = {}
         for r in sorted(records, key=lambda r: r["run"]):
             first.setdefault(r["schedule"], r["run"])
@@ -469,10 +474,9 @@ def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
                     print(f"  paced, {'fair' if fair else 'unfair'}, {schedule}: draining {drain:,.0f} -> "
                           f"{predicted[0]['saturated_ops_per_s']:,.0f} ({errors[-1][0]:+.1%}), p99 {p99:.1f} -> "
                           f"{predicted[0]['p99_ms']:.1f} ms ({errors[-1][1]:+.1%})")
-    if any(of for _, of in ceiling.values()):
+    if ceiling := _repeat_ceiling(sessions):
         print("# the bar the measurements meet among themselves: each measured repeat within 15 % of the "
-              "median of its row's other repeats (same cluster, same day): "
-              + ", ".join(f"{what} {met}/{of}" for what, (met, of) in ceiling.items()))
+              f"median of its row's other repeats (same cluster, same day): {ceiling}")
     if len(errors) > 2:
         drain_err, p99_err = np.array(errors).T
         slope, intercept = np.polyfit(drain_err, p99_err, 1)
@@ -557,11 +561,10 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
             if drift:  # what a perfect model would miss by on this machine that session
                 print(f"# noise floor: the calibration's loads measured again differ from its own measurements "
                       f"by {np.mean(drift):.1f} % on average, {max(drift):.1f} % at most", flush=True)
-            if (kept / "runs.json").exists() or (kept / "runs").is_dir():  # sessions 35 on keep their runs
-                ceiling = {key: [0, 0] for key in REPEAT_FIGURES}
-                _repeat_ceiling(_kept_runs(kept), ceiling)
+            has_runs = (kept / "runs.json").exists() or (kept / "runs").is_dir()  # sessions 35 on keep their runs
+            if has_runs and (ceiling := _repeat_ceiling([_kept_runs(kept)])):
                 print("# the measurements against themselves (a repeat within 15 % of its row's others' median): "
-                      + ", ".join(f"{what} {met}/{of}" for what, (met, of) in ceiling.items()), flush=True)
+                      f"{ceiling}", flush=True)
 
 
 #: the NameNode's thread groups ``loads`` prints (``namenode_threads_us_per_op``'s names)

@@ -15,6 +15,7 @@ from mimesisbench.backends.simnn import SimnnBackend, parse_simnn_url
 from mimesisbench.errors import ConfigError, InputError
 from mimesisbench.run.synthetic import _phased_tables, _write, write_phased_schedule
 from mimesisbench.schedule.format import OpCode
+from mimesisbench.sim.fit_check import fit_misses
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
 
 
@@ -242,3 +243,44 @@ levels = [true, false]
     experiment.write_text(bad)
     code, _, err = run_cli(["experiment", "run", str(experiment), "-o", str(tmp_path / "bad")], capsys)
     assert code == 2 and "a simnn factor needs backend" in err
+
+
+def _fit_row(clients: int, ops: tuple[float, float], p99: tuple[float, float], load: str = "middle") -> dict:
+    """One load of a fit report: (measured, fitted) throughput and p99, the other figures equal."""
+    return {f"{load}_clients": clients, f"{load}_measured_ops_per_s": ops[0], f"{load}_fitted_ops_per_s": ops[1],
+            f"{load}_measured_mean_ms": 1.0, f"{load}_fitted_mean_ms": 1.0,
+            f"{load}_measured_p50_ms": 1.0, f"{load}_fitted_p50_ms": 1.0,
+            f"{load}_measured_p99_ms": p99[0], f"{load}_fitted_p99_ms": p99[1]}
+
+
+def test_fit_misses_lists_the_figures_beyond_the_bar() -> None:
+    report = {
+        "create": {**_fit_row(1, (2000.0, 2010.0), (0.5, 0.52), "light"), **_fit_row(8, (10_000.0, 11_000.0), (1.6, 0.85)),
+                   **_fit_row(64, (26_000.0, 25_000.0), (5.7, 5.7), "heavy")},
+        "mkdirs": {**_fit_row(8, (12_800.0, 16_200.0), (1.0, 1.1)), "heavy_clients": 64},  # heavy figures missing
+        "open": _fit_row(8, (0.0, 5.0), (1.0, 1.0)),  # nothing measured: not checked
+    }
+    misses = fit_misses(report)
+    assert [(m.op, m.load, m.clients, m.figure) for m in misses] == [
+        ("create", "middle", 8, "p99"), ("mkdirs", "middle", 8, "throughput")]
+    assert misses[0].error == pytest.approx(0.85 / 1.6 - 1) and misses[1].error == pytest.approx(16_200 / 12_800 - 1)
+    assert misses[0].describe() == "create at 8 clients: p99 -47%"
+    # the create's middle throughput is 10 % over: listed only under a tighter bar
+    assert ("create", "throughput") in [(m.op, m.figure) for m in fit_misses(report, bar=0.05)]
+
+
+def test_simnn_show_warns_where_the_model_misses_its_own_calibration(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cal = _calibration(tmp_path / "cal")
+    data = json.loads(cal.read_text())
+    data["source"]["fit"] = {"create": _fit_row(8, (10_000.0, 10_500.0), (1.0, 1.1))}
+    cal.write_text(json.dumps(data))
+    code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
+    assert code == 0, err
+    assert "the fit: measured / model" in out and "warning" not in out
+    data["source"]["fit"] = {"create": _fit_row(8, (10_000.0, 10_500.0), (1.6, 0.85))}
+    cal.write_text(json.dumps(data))
+    code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
+    assert code == 0, err
+    assert "misses 1 of its own calibration's figures" in " ".join(out.split())
+    assert "create at 8 clients: p99 -47%" in " ".join(out.split())

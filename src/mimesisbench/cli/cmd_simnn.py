@@ -106,6 +106,8 @@ def show_command(calibration: Path, as_json: bool) -> None:
 def _show(data: dict, console: Console) -> None:
     from rich.table import Table
 
+    from mimesisbench.sim.fit_check import FIT_BAR, fit_misses
+
     settings = data["settings"]
     console.print("settings: " + "  ".join(f"{k} {v}" for k, v in settings.items()))
     sync = (data.get("source") or {}).get("sync")
@@ -146,6 +148,11 @@ def _show(data: dict, console: Console) -> None:
             table.add_row(op if load == "light" else "", f"{f[f'{load}_clients']:.0f}", pair("ops_per_s", "{:,.0f}"),
                           pair("mean_ms", "{:.3f}"), pair("p50_ms", "{:.3f}"), pair("p99_ms", "{:.3f}"))
     console.print(table)
+    misses = fit_misses(fit)
+    if misses:
+        console.print(f"[yellow]warning:[/yellow] the model misses {len(misses)} of its own calibration's figures by more "
+                      f"than {FIT_BAR:.0%} (predictions near these loads are no better): "
+                      + "; ".join(m.describe() for m in misses))
 
 
 COMMANDS.append(simnn)

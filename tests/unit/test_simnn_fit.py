@@ -17,6 +17,7 @@ from tests.unit.cli_run import run_cli
 
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
+from mimesisbench.sim.fit_check import fit_misses
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro
 from mimesisbench.study.simnn_calibration import write_calibration
@@ -67,6 +68,11 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
         assert fitted.client_cpu_s + sim.client_wakes * fitted.client_wake_s == pytest.approx(
             m.client_cpu_s, rel=0.10), m.concurrency
     assert report[op.label]["middle_clients"] == LOADS[1]
+    # the NameNode's CPU at each load as the model spends it, beside the measured: the split found it
+    for load, m in zip(("light", "middle", "heavy"), loads):
+        assert report[op.label][f"{load}_measured_server_cpu_us"] == pytest.approx(m.server_cpu_s * 1e6)
+        assert report[op.label][f"{load}_fitted_server_cpu_us"] == pytest.approx(m.server_cpu_s * 1e6, rel=0.10), load
+    assert not [miss for miss in fit_misses(report) if miss.figure == "NameNode CPU"]
     if op is OpCode.GETFILEINFO:  # a read's share of its work under the lock is a setting, not fitted
         assert fitted.lock_share == READ_LOCK_SHARE
     # a stall's length is for the heavy load's run queue where it may stall (as simulated before
@@ -75,6 +81,22 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
     assert fitted.stall_queue == pytest.approx(at[2].stall_queue, rel=0.2)
     assert cal.settings.wake_s == SETTINGS.wake_s  # the heavy load reached: the hand-over stays as set
     assert cal.settings.dispatch_s == SETTINGS.dispatch_s  # and no switch between threads is added
+
+
+def test_a_cpu_that_no_split_into_work_and_wake_ups_gives_is_named_as_a_miss() -> None:
+    """Creates measured on the model, but with the middle load's NameNode CPU halved: below the
+    heavy load's, which no work plus wake-ups (that only fall as the load grows) can give. The
+    report shows the fitted model's CPU beside the measured, and the check names the miss."""
+    truth = OpCost(25e-6, 80e-6, 60e-6, delay_sigma=0.5, cpu_cv=0.5, lock_share=0.4, client_wake_s=40e-6,
+                   server_wake_s=200e-6, handler_wake_s=60e-6)
+    light, middle, heavy = (measured(OpCode.CREATE, truth, clients) for clients in LOADS)
+    middle = replace(middle, server_cpu_s=heavy.server_cpu_s * 0.5)
+    _, report = calibrate([(light, middle, heavy)], SETTINGS, {})
+    row = report[OpCode.CREATE.label]
+    assert row["middle_measured_server_cpu_us"] == pytest.approx(heavy.server_cpu_s * 0.5e6)
+    cpu_misses = [miss for miss in fit_misses(report) if miss.figure == "NameNode CPU"]
+    assert "middle" in {miss.load for miss in cpu_misses}  # (least squares spreads the rest over the others)
+    assert all(abs(miss.error) > 0.15 for miss in cpu_misses)
 
 
 def test_the_edit_log_thread_s_cpu_is_not_the_handlers_work() -> None:

@@ -248,6 +248,14 @@ def edit_thread_cpu(op: OpCode, settings: ServerSettings) -> float:
     return settings.edit_s * edits_of(op) if settings.async_edits else 0.0
 
 
+def server_cpu_of(op: OpCode, cost: OpCost, settings: ServerSettings, sim: Simulated) -> float:
+    """The NameNode's CPU per operation in a simulated measurement, counted as a measurement counts
+    it (``_split_cpu`` fits the costs to it): the work, the wake-ups and parks the calls paid, and
+    the edit-log thread's work."""
+    return (cost.server_cpu_s + sim.server_wakes * cost.server_wake_s + sim.handler_wakes * cost.handler_wake_s
+            + sim.lock_parks * settings.park_s + edit_thread_cpu(op, settings))
+
+
 def _fit_delay(cost: OpCost, settings: ServerSettings, light: OpMeasurement, seed: int) -> OpCost:
     """The delay that gives the light load its measured mean response."""
     def mean_at(delay: float) -> tuple[OpCost, float]:
@@ -416,6 +424,8 @@ def calibrate(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], s
                 f"{name}_measured_mean_ms": m.mean_s * 1e3, f"{name}_fitted_mean_ms": sim.mean_s * 1e3,
                 f"{name}_measured_p50_ms": m.p50_s * 1e3, f"{name}_fitted_p50_ms": sim.p50_s * 1e3,
                 f"{name}_measured_p99_ms": m.p99_s * 1e3, f"{name}_fitted_p99_ms": sim.p99_s * 1e3,
+                f"{name}_measured_server_cpu_us": m.server_cpu_s * 1e6,
+                f"{name}_fitted_server_cpu_us": server_cpu_of(m.op, cost, settings, sim) * 1e6,
             })
         report[light.op.label] = row
     return Calibration(costs, settings, {**source, "fit": report}), report

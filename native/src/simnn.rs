@@ -9,8 +9,8 @@
 //!
 //! One call's path: a slot of its client (`client`: each client, a worker of a run, has its own
 //! `outstanding` slots, FIFO) -> the client's send
-//! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it,
-//! spent beside the call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a
+//! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it
+//! for longer than the call's `s_spin`, spent beside the call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a
 //! handler (its wake-up CPU, when it was parked) -> the namesystem lock (read or write; fair or
 //! not) -> its CPU under the lock -> release -> for a write, the edit-log syncs (group commit:
 //! one sync at a time, every write that joined while one ran goes in the next) -> its CPU after
@@ -108,6 +108,7 @@ pub struct Calls<'a> {
     pub c_wake: &'a [f64],
     pub c_spin: &'a [f64],
     pub s_wake: &'a [f64],
+    pub s_spin: &'a [f64], // a call finds the NameNode idle only when no call was in it for this long
     pub h_wake: &'a [f64],
     pub stall: &'a [f64],      // after its work under the lock
     pub stall_wake: &'a [f64], // as its handler is woken from a park for the lock
@@ -154,6 +155,7 @@ struct Sim<'a> {
     at_server: usize,
     client_busy: usize,
     client_last_end: f64,
+    server_last_end: f64,
     // wake-ups each call paid: the client's (0-2: its send, its receive) and the NameNode's (0-1)
     c_woke: Vec<u8>,
     s_woke: Vec<u8>,
@@ -215,6 +217,7 @@ impl<'a> Sim<'a> {
             at_server: 0,
             client_busy: 0,
             client_last_end: f64::NEG_INFINITY,
+            server_last_end: f64::NEG_INFINITY,
             c_woke: vec![0; n],
             s_woke: vec![0; n],
             h_woke: vec![0; n],
@@ -615,7 +618,7 @@ impl<'a> Sim<'a> {
                 self.at(self.now + d, call, Step::AtServer, false);
             }
             Step::AtServer => {
-                let idle = self.at_server == 0;
+                let idle = self.at_server == 0 && self.now - self.server_last_end > self.calls.s_spin[call];
                 self.at_server += 1;
                 if idle {
                     // the NameNode's threads had parked: waking them is this call's cost
@@ -679,6 +682,7 @@ impl<'a> Sim<'a> {
             Step::Beside => {} // a burst beside the call: only its core was to be freed
             Step::PostDone => {
                 self.at_server -= 1;
+                self.server_last_end = self.now;
                 if let Some(next) = self.call_queue.pop_front() {
                     self.ask_lock(next);
                 } else {
@@ -787,7 +791,7 @@ type Times<'py> = (
 /// scales with the queue; `client`: the client of each call (all one client when absent), each
 /// with `outstanding` slots.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -820,9 +824,11 @@ fn simulate_namenode<'py>(
     dispatch_s: f64,
     edit_s: f64,
     client: Option<PyReadonlyArray1<'py, u32>>,
+    s_spin: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
+    let no_spin = vec![0.0f64; if s_spin.is_none() { n } else { 0 }];
     if handlers == 0 {
         return Err(PyValueError::new_err("simulate_namenode: handlers must be at least 1"));
     }
@@ -833,6 +839,10 @@ fn simulate_namenode<'py>(
         c_wake: slice(&c_wake, "c_wake", n)?,
         c_spin: slice(&c_spin, "c_spin", n)?,
         s_wake: slice(&s_wake, "s_wake", n)?,
+        s_spin: match &s_spin {
+            Some(s) => slice(s, "s_spin", n)?,
+            None => &no_spin,
+        },
         h_wake: slice(&h_wake, "h_wake", n)?,
         stall: slice(&stall, "stall", n)?,
         stall_wake: slice(&stall_wake, "stall_wake", n)?,

@@ -106,8 +106,8 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
                      server_wake_s=40e-6,
                      stall_p=0.01, stall_s=2e-3, stall_queue=3.0),
-        OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6, handler_wake_s=30e-6,
-                              stall_p=0.02, stall_s=1e-3),
+        OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6, server_spin_s=30e-6,
+                              handler_wake_s=30e-6, stall_p=0.02, stall_s=1e-3),
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
@@ -341,7 +341,8 @@ def test_a_call_that_finds_a_thread_parked_pays_its_wake_up(engine: str) -> None
     wake-ups (the send that follows a receive at once continues the client's work). The client's
     and the handler's are on its path; the NameNode's is spent beside it (its other threads'), so
     the call waits for it only when it takes the core the call wants. A spin window longer than
-    the round trip: the client never parks after the first call. Many clients on one handler:
+    the round trip: the client never parks after the first call; the NameNode's the same way.
+    Many clients on one handler:
     after the first call the NameNode is never idle and its handler never parked."""
     c, s, cw, sw, hw, d = 20e-6, 50e-6, 10e-6, 30e-6, 7e-6, 40e-6
     cost = OpCost(c, s, d, delay_sigma=0.0, cpu_cv=0.0, client_wake_s=cw, server_wake_s=sw, handler_wake_s=hw)
@@ -359,6 +360,13 @@ def test_a_call_that_finds_a_thread_parked_pays_its_wake_up(engine: str) -> None
                    engine)
     np.testing.assert_allclose(spinning.service[1:], c + s + hw + d)
     assert spinning.client_wakes.tolist() == [1] + [0] * 49
+    # the NameNode's spin window: a call finds its threads parked only when no call has been in it
+    # for longer (here the gap between calls is the round trip outside it: 70 us)
+    for spin, woken in ((50e-6, True), (100e-6, False)):
+        warm = run([READ] * 50, np.zeros(50),
+                   Calibration({READ: replace(cost, server_spin_s=spin)}, cal.settings).with_settings(cores=1), 1, engine)
+        assert warm.server_wakes.tolist() == [1] + [int(woken)] * 49, spin
+        np.testing.assert_allclose(warm.service[1:], c + s + cw + hw + d + (sw if woken else 0.0))
     many = run([READ] * 200, np.zeros(200), cal, 20, engine)
     assert many.server_wakes.sum() == 1 and many.handler_wakes.sum() == 1
     # the handler is the bottleneck: after the first call, one call per s

@@ -27,6 +27,7 @@ class Calls:
     c_wake: NDArray[np.float64]
     c_spin: NDArray[np.float64]
     s_wake: NDArray[np.float64]
+    s_spin: NDArray[np.float64]  # the NameNode's threads wake for a call after this long idle
     h_wake: NDArray[np.float64]
     stall: NDArray[np.float64]  # after the call's work under the lock
     stall_wake: NDArray[np.float64]  # as its handler is woken from a park for the lock
@@ -65,6 +66,7 @@ def make_calls(
     c_wake = np.empty(n)
     c_spin = np.empty(n)
     s_wake = np.empty(n)
+    s_spin = np.empty(n)
     h_wake = np.empty(n)
     stall = np.empty(n)
     stall_wake = np.empty(n)
@@ -87,6 +89,7 @@ def make_calls(
         _fill_stalls(rng, cost, rows, stall, stall_wake)
         lock[rows] = lock_kind(op)
         stall_queue[rows] = cost.stall_queue
+        s_spin[rows] = cost.server_spin_s
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
     calls = Calls(
@@ -96,6 +99,7 @@ def make_calls(
         c_wake=c_wake,
         c_spin=c_spin,
         s_wake=s_wake,
+        s_spin=s_spin,
         h_wake=h_wake,
         stall=stall,
         stall_wake=stall_wake,

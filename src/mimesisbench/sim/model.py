@@ -6,11 +6,16 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
 1. the client takes one of its ``outstanding`` slots (a run's worker: its lanes; micro: its
    clients), in arrival order, and spends ``client_cpu_s / 2`` of CPU sending;
 2. half of the call's ``delay`` (network, the RPC reader: what is neither CPU nor a queue)
-   brings it to the NameNode; a call that finds no other call in the NameNode sets its other
+   brings it to the NameNode; a call that finds no other call in the NameNode, none having been
+   in it for longer than ``server_spin_s``, sets its other
    threads (the reader, the responder, the edit log's) spending ``server_wake_s`` of CPU beside
    the call (they had gone idle: spinning, parking and waking them is work that a busy server
    does not do per call; it takes a core, the call does not wait for it: at one client the
-   NameNode's CPU per operation and the client's together exceed the measured response); the
+   NameNode's CPU per operation and the client's together exceed the measured response; a gap
+   shorter than the window costs nothing, as a thread that has not yet parked, or a core not yet
+   in a deep idle state, wakes at no cost: without it a create's CPU at 8 clients, where a third of
+   its RPCs find the NameNode empty for a few tens of microseconds, came out 15-22 % over the
+   measured and at 64 clients 15-20 % under, the split having no solution); the
    call waits in the call queue (FIFO) for one of ``handlers``; a call that finds a handler
    parked on the empty queue spends ``handler_wake_s`` waking it (one that a handler takes from
    the queue as it finishes another does not);
@@ -156,6 +161,9 @@ class OpCost:
     client_wake_s: float = 0.0
     client_spin_s: float = 0.0
     server_wake_s: float = 0.0
+    # a call finds the NameNode's other threads parked (and pays ``server_wake_s``) only when no
+    # call has been in it for longer than this (as ``client_spin_s`` for the client)
+    server_spin_s: float = 0.0
     handler_wake_s: float = 0.0
     stall_p: float = 0.0
     stall_s: float = 0.0
@@ -166,7 +174,7 @@ class OpCost:
 
     def __post_init__(self) -> None:
         for name in ("client_cpu_s", "server_cpu_s", "delay_s", "delay_sigma", "cpu_cv", "client_wake_s",
-                     "client_spin_s", "server_wake_s", "handler_wake_s", "stall_s", "stall_queue"):
+                     "client_spin_s", "server_wake_s", "server_spin_s", "handler_wake_s", "stall_s", "stall_queue"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite number >= 0, got {value!r}")

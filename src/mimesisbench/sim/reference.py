@@ -295,6 +295,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     log = EditLog(env, settings.sync_s, cores, settings.edit_s if settings.async_edits else 0.0)
     busy = {"client": 0, "server": 0}  # client bursts started or waiting; calls in the NameNode
     client_last_end = [float("-inf")]
+    server_last_end = [float("-inf")]  # when the last call left the NameNode
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
     wait = np.zeros(n)
@@ -331,7 +332,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
 
     def server(i: int) -> SimProcess:
         """Call ``i``'s RPC in the NameNode: from its arrival to its handler's release."""
-        idle = busy["server"] == 0
+        idle = busy["server"] == 0 and env.now - server_last_end[0] > float(calls.s_spin[i])
         busy["server"] += 1
         if idle:
             s_woke[i] += 1
@@ -385,6 +386,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
             core = False
         yield from cpu(float(calls.s_post[i]), core)
         busy["server"] -= 1
+        server_last_end[0] = env.now
         handlers.put(True)  # the handler goes on to the next waiting call, or parks
         if synced is not None:  # the answer waits for it too
             yield synced

@@ -5,5 +5,6 @@ and its JSON form); ``calls`` turns a sequence of operations into per-call array
 draws); ``engine`` simulates them (the native event loop, or ``reference``, the same model in
 simpy); ``ops`` simulates a sequence of operations (``run.virtual`` gives it a schedule's) or a
 micro-benchmark; ``fit`` fits the costs to measurements on a real NameNode
-(``study.simnn_calibration`` makes them).
+(``study.simnn_calibration`` makes them), and ``fit_check`` names what the fitted model misses of
+them.
 """

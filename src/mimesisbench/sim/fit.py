@@ -20,9 +20,9 @@ them:
   comes out as measured at all three (``_split_cpu``), a fixed point of a few rounds. Each
   side's spin window (a gap shorter than it wakes nobody) is the one on a grid whose split comes
   nearest the measured CPU: the client's always, the NameNode's where it does better by more
-  than ``SPIN_GAIN`` than the window it has (a create's and a delete's, whose CPU at the middle
-  load, where a third of their RPCs find the NameNode empty for a few tens of microseconds, no
-  split without one reproduces). A handler's
+  than ``SPIN_GAIN`` than the window it has (a create's, a delete's, a rename's: their CPU at the
+  middle load, where a third of their RPCs find the NameNode empty for a few tens of
+  microseconds, no split without one reproduces; reads and mkdirs keep none). A handler's
   parks for the lock cost ``park_s`` each, a setting (not fitted: a write parks about as often at
   every load where the lock is contended, so its park would be one more column nearly equal to
   its work), subtracted from the NameNode's CPU before the split, as is the edit log's thread's

@@ -8,35 +8,34 @@
 //! binary heap of (time, sequence) events; ties go in the order they were scheduled, as simpy's.
 //!
 //! One call's path: a slot of its client (`client`: each client, a worker of a run, has its own
-//! `outstanding` slots, FIFO) -> the client's send
-//! CPU -> half the network delay -> (the NameNode's wake-up CPU, when no other call was in it
-//! for longer than the call's `s_spin`, spent beside the call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a
-//! handler (its wake-up CPU, when it was parked) -> the namesystem lock (read or write; fair or
-//! not) -> its CPU under the lock -> release -> for a write, the edit-log syncs (group commit:
-//! one sync at a time, every write that joined while one ran goes in the next) -> its CPU after
-//! the lock -> the handler is free -> the other half of the network delay -> the client's
-//! receive CPU -> done, or, for a call of several RPCs (`rpcs`: a create's `create` then
-//! `complete`), the next RPC's send on the same slot. With `async_edits` (Hadoop 3's
-//! asynchronous edit logging) the syncs run beside the CPU after the lock, the handler does not
-//! wait for them, and the answer leaves once both are done; with `edit_s` > 0 too, the syncs are
-//! the edit-log thread's, which after each sync sends the batch's answers one after the other
-//! (`edit_s` of CPU each, on a core it takes after the I/O) before its next sync, and each answer
-//! leaves as it is sent. A call's handler is descheduled (it stalls) at most once per pass, at
-//! the first of two points where at least `cores` other bursts are waiting for a core (twice as
-//! many threads runnable as cores): as it is woken from a park for the lock, for `stall_wake`
-//! when > 0 (fair: the lock reserved for it waits too; not fair: anyone may take it meanwhile),
-//! or after its work under the lock, for `stall` when > 0 (times (the run queue then /
-//! `stall_queue`)^`stall_power` where the call's `stall_queue` > 0), with the lock held for the
-//! share of the stall that its work under the lock has of its NameNode work, then without it. A client
-//! burst that starts while the client has no other burst started or waiting adds the client's
-//! wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
-//! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends
-//! and that starts its next one in the same step (it runs on) keeps its core (`spare`); one that
-//! blocks or goes idle gives it back at the end of the step; a burst that waited for a core
-//! starts `dispatch_s` after the core is freed (the host's switch between threads), but for a
-//! thread woken for the lock, whose wake-up is the hand-over's. A handler that finds the lock
-//! taken parks, and spends `park_s` of CPU when woken (fair: with the lock reserved for it; not
-//! fair: on a core before it tries again, the lock free for anyone meanwhile).
+//! `outstanding` slots, FIFO) -> the client's send CPU -> half the network delay -> (the NameNode's
+//! wake-up CPU, when no other call was in it for longer than the call's `s_spin`, spent beside the
+//! call: it takes a core, the call goes on) -> the RPC call queue (FIFO) -> a handler (its wake-up
+//! CPU, when it was parked) -> the namesystem lock (read or write; fair or not) -> its CPU under
+//! the lock -> release -> for a write, the edit-log syncs (group commit: one sync at a time, every
+//! write that joined while one ran goes in the next) -> its CPU after the lock -> the handler is
+//! free -> the other half of the network delay -> the client's receive CPU -> done, or, for a call
+//! of several RPCs (`rpcs`: a create's `create` then `complete`), the next RPC's send on the same
+//! slot. With `async_edits` (Hadoop 3's asynchronous edit logging) the syncs run beside the CPU
+//! after the lock, the handler does not wait for them, and the answer leaves once both are done;
+//! with `edit_s` > 0 too, the syncs are the edit-log thread's, which after each sync sends the
+//! batch's answers one after the other (`edit_s` of CPU each, on a core it takes after the I/O)
+//! before its next sync, and each answer leaves as it is sent. A call's handler is descheduled (it
+//! stalls) at most once per pass, at the first of two points where at least `cores` other bursts
+//! are waiting for a core (twice as many threads runnable as cores): as it is woken from a park for
+//! the lock, for `stall_wake` when > 0 (fair: the lock reserved for it waits too; not fair: anyone
+//! may take it meanwhile), or after its work under the lock, for `stall` when > 0 (times (the run
+//! queue then / `stall_queue`)^`stall_power` where the call's `stall_queue` > 0), with the lock
+//! held for the share of the stall that its work under the lock has of its NameNode work, then
+//! without it. A client burst that starts while the client has no other burst started or waiting
+//! adds the client's wake-up CPU. A CPU burst takes one of `cores` cores (FIFO; 0: unlimited); the
+//! client's bursts only when `colocated` (else they are pure delays). A thread whose burst ends and
+//! that starts its next one in the same step (it runs on) keeps its core (`spare`); one that blocks
+//! or goes idle gives it back at the end of the step; a burst that waited for a core starts
+//! `dispatch_s` after the core is freed (the host's switch between threads), but for a thread woken
+//! for the lock, whose wake-up is the hand-over's. A handler that finds the lock taken parks, and
+//! spends `park_s` of CPU when woken (fair: with the lock reserved for it; not fair: on a core
+//! before it tries again, the lock free for anyone meanwhile).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};

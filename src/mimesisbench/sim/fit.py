@@ -254,10 +254,12 @@ def _split_cpu(cost: OpCost, settings: ServerSettings, loads: tuple[OpMeasuremen
         work, server_wake, handler_wake, error = _server_split(loads, sims, settings)
         return replace(trial, server_cpu_s=work, server_wake_s=server_wake, handler_wake_s=handler_wake), error
 
+    # the spin windows tried, each side's: a grid over the range (the window a side has goes first
+    # and is not simulated twice where the grid has it too)
+    grid = np.linspace(0.0, SPIN_MAX_SHARE * loads[0].mean_s, SPIN_STEPS).tolist()
     # the NameNode's spin window as the client's (below), kept where no other window does better
     current = server_at(cost.server_spin_s)
-    spun = min((server_at(spin) for spin in np.linspace(0.0, SPIN_MAX_SHARE * loads[0].mean_s, SPIN_STEPS).tolist()),
-               key=lambda fitted: fitted[1])
+    spun = min((server_at(spin) for spin in grid if spin != cost.server_spin_s), key=lambda fitted: fitted[1])
     cost = spun[0] if spun[1] < current[1] - SPIN_GAIN else current[0]
 
     def client_at(spin: float) -> tuple[OpCost, float]:
@@ -265,7 +267,7 @@ def _split_cpu(cost: OpCost, settings: ServerSettings, loads: tuple[OpMeasuremen
         work, wake, error = _client_split(loads, [simulate_measurement(m, trial, settings, seed) for m in loads])
         return replace(trial, client_cpu_s=work, client_wake_s=wake), error
 
-    spins = [cost.client_spin_s, *np.linspace(0.0, SPIN_MAX_SHARE * loads[0].mean_s, SPIN_STEPS).tolist()]
+    spins = [cost.client_spin_s, *(spin for spin in grid if spin != cost.client_spin_s)]
     return min((client_at(spin) for spin in spins), key=lambda fitted: fitted[1])[0]
 
 

@@ -7,6 +7,7 @@
     .venv/bin/python bench/bench_simnn.py loads [--ops create,fileStatus] [--between 4,16,32] [--keep DIR]
     .venv/bin/python bench/bench_simnn.py loads --kept DIR
     .venv/bin/python bench/bench_simnn.py runs DIR [DIR ...] [--by-op]
+    .venv/bin/python bench/bench_simnn.py threads DIR [DIR ...]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -56,6 +57,18 @@ then, over the paced rows of every DIR, how the predicted p99's error follows th
 draining rate's (``docs/simnn.md``, "The runs' repeats in order"). ``--by-op``: each run's p50 and
 p99 per operation too (kept in ``runs.json`` since session 39).
 
+``threads``: where each cluster of a validation spent its CPU and waited for a core, by thread
+(``DIR/threads.json``, made the first time from the ``micro.json`` that ``validate
+--keep-calibration DIR`` wrote for the fair cluster and in ``DIR/unfair`` for the unfair one: each
+calibration measurement's throughput, the syncs the NameNode counted, each side's CPU per
+operation and each NameNode thread group's CPU and time runnable without a core per operation,
+the groups under 0.5 us left out): per operation and load, the median over the rounds of the
+NameNode's threads' runnable time per operation, and its edit log's thread's per sync; for the
+fair cluster, beside it, the time per operation that bursts wait for a core in the model (the
+calibration as kept, each of its loads simulated; the client's bursts included). The
+``micro.json`` files are not kept in ``simnn_sessions`` (about 110 kB a cluster); ``threads.json``
+is, since session 51 (sessions 39-50 from their kept copies).
+
 ``loads``: what the fit does between its loads. On a fresh managed HDFS, ``simnn calibrate``'s
 measurements (create and fileStatus by default, at 1, 8 and 64 clients), then the same on the
 same NameNode at three loads between (``--between``, 4, 16 and 32 clients); every load against
@@ -99,10 +112,11 @@ from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary f
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit import OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
+from mimesisbench.sim.fit import FIT_CALLS, OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 from mimesisbench.study.simnn_calibration import (
+    EDIT_THREAD,
     calibration_measurements,
     load_triples,
     measure_and_fit,
@@ -435,6 +449,75 @@ def _repeat_ceiling(sessions: list[list[RunRecord]]) -> str:
     return ", ".join(f"{what} {met}/{of}" for what, (met, of) in tally.items())
 
 
+#: a thread group is kept in threads.json where its CPU and runnable time come to this much per operation (us)
+THREAD_FLOOR_US = 0.5
+
+
+def _threads_rows(micro_json: Path) -> list[dict[str, Any]]:
+    """The compact form of one cluster's calibration measurements (``threads``)."""
+    rows = []
+    for r in json.loads(micro_json.read_text()):
+        groups = r.get("namenode_threads_us_per_op") or {}
+        rows.append({
+            "op": r["op"], "clients": r["concurrency"], "operations": r["files"],
+            "ops_per_s": round(float(r["ops_per_s"]), 1), "namenode_syncs": r.get("namenode_syncs"),
+            **{name: round(float(r[key]), 1) if r.get(key) is not None else None
+               for name, key in (("client_cpu_us", "client_cpu_us_per_op"), ("server_cpu_us", "server_cpu_us_per_op"),
+                                 ("host_cpu_us", "host_cpu_us_per_op"))},
+            "threads_us": {name: [round(float(g["cpu"]), 1), round(float(g["runnable"]), 1)]
+                           for name, g in groups.items() if float(g["cpu"]) + float(g["runnable"]) >= THREAD_FLOOR_US},
+        })
+    return rows
+
+
+def _kept_threads(kept: Path) -> dict[str, list[dict[str, Any]]]:
+    """``kept/threads.json``, made from the clusters' ``micro.json`` the first time."""
+    path = kept / "threads.json"
+    if not path.exists():
+        clusters = {name: _threads_rows(micro) for name, micro in (("fair", kept / "micro.json"),
+                                                                  ("unfair", kept / "unfair" / "micro.json"))
+                    if micro.exists()}
+        if not clusters:
+            raise SystemExit(f"{kept}: neither threads.json nor a micro.json to make it from")
+        # a row a line: compact, and a diff shows which measurement changed
+        path.write_text("{\n" + ",\n".join(
+            f"{json.dumps(name)}: [\n" + ",\n".join(json.dumps(row, separators=(",", ":")) for row in rows) + "\n]"
+            for name, rows in clusters.items()) + "\n}\n")
+    return cast(dict[str, list[dict[str, Any]]], json.loads(path.read_text()))
+
+
+def _model_core_wait(kept: Path) -> dict[tuple[str, int], float]:
+    """Per (micro operation, clients): the seconds per operation that bursts wait for a core in
+    the model, each of the kept calibration's loads simulated with it as kept."""
+    cal = Calibration.load(kept / "calibration.json")
+    out = {}
+    for (op, clients), m in calibration_measurements(kept, cal).items():
+        n = min(m.operations, FIT_CALLS)
+        times = simulate_micro(op, n, clients, cal).times
+        out[(next(name for name, code in OPERATIONS.items() if code is op), clients)] = times.core_wait_s / n
+    return out
+
+
+def threads_report(dirs: list[Path]) -> None:
+    """Per cluster, operation and load: the medians over the rounds (see the module)."""
+    for kept in dirs:
+        model = _model_core_wait(kept)
+        for cluster, rows in _kept_threads(kept).items():
+            print(f"# {kept}: {cluster} lock (median of the rounds; us)")
+            by_load: dict[tuple[str, int], list[dict[str, Any]]] = {}
+            for row in rows:
+                by_load.setdefault((row["op"], int(row["clients"])), []).append(row)
+            for (op, clients), same in by_load.items():
+                runnable = float(np.median([sum(g[1] for g in r["threads_us"].values()) for r in same]))
+                per_sync = [r["threads_us"][EDIT_THREAD][1] * r["operations"] / r["namenode_syncs"]
+                            for r in same if r.get("namenode_syncs") and EDIT_THREAD in r["threads_us"]]
+                edit = f"   edit log's thread runnable a sync {float(np.median(per_sync)):6.1f}" if per_sync else ""
+                waits = model.get((op, clients)) if cluster == "fair" else None
+                modelled = f"   model: bursts waiting for a core {waits * 1e6:6.1f}" if waits is not None else ""
+                print(f"{op:10s} x {clients:2d}: {float(np.median([r['ops_per_s'] for r in same])):8,.0f} ops/s   "
+                      f"NameNode threads runnable an operation {runnable:6.1f}{modelled}{edit}", flush=True)
+
+
 def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
     """What ``validate --keep-runs`` kept, run by run in the order they ran: each repeat's
     throughput, and the rate a paced run drained its backlog at beside the prediction's; then,
@@ -662,6 +745,9 @@ def main() -> None:
     r = sub.add_parser("runs")
     r.add_argument("kept", type=Path, nargs="+", help="Directories validate --keep-runs wrote (their runs.json, made from their run directories the first time).")
     r.add_argument("--by-op", action="store_true", help="Each run's p50 and p99 per operation too (sessions 39 on).")
+    t = sub.add_parser("threads")
+    t.add_argument("kept", type=Path, nargs="+", help="Directories validate --keep-calibration wrote (their threads.json, "
+                                                      "made from their micro.json the first time).")
     c = sub.add_parser("score")
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     c.add_argument("--edit-us", type=float, default=None,
@@ -681,6 +767,8 @@ def main() -> None:
             loads(a.ops, a.between, a.keep, a.heap)
     elif a.what == "runs":
         runs_report(a.kept, by_op=a.by_op)
+    elif a.what == "threads":
+        threads_report(a.kept)
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
               lock_share=a.lock_share)

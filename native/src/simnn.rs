@@ -167,9 +167,11 @@ struct Sim<'a> {
     // handlers
     handlers_free: usize,
     call_queue: VecDeque<usize>,
-    // cores: (call, duration, step after, the switch to its thread if it waits)
+    // cores: (call, duration, step after, the switch to its thread if it waits, when it asked)
     cores_free: usize,
-    core_queue: VecDeque<(usize, f64, Step, f64)>,
+    core_queue: VecDeque<(usize, f64, Step, f64, f64)>,
+    // how long bursts waited for a core in all, the switch to their threads included
+    core_wait: f64,
     // the core of the burst that just ended, kept for its thread's next burst in the same step
     spare: bool,
     // the namesystem lock
@@ -227,6 +229,7 @@ impl<'a> Sim<'a> {
             call_queue: VecDeque::new(),
             cores_free: if set.cores == 0 { usize::MAX } else { set.cores },
             core_queue: VecDeque::new(),
+            core_wait: 0.0,
             spare: false,
             readers: 0,
             writer: false,
@@ -277,13 +280,14 @@ impl<'a> Sim<'a> {
             }
             self.at(self.now + d, call, next, self.set.cores != 0);
         } else {
-            self.core_queue.push_back((call, d, next, switch));
+            self.core_queue.push_back((call, d, next, switch, self.now));
         }
     }
 
     fn free_core(&mut self) {
-        if let Some((call, d, next, switch)) = self.core_queue.pop_front() {
+        if let Some((call, d, next, switch, asked)) = self.core_queue.pop_front() {
             // it waited for the core: the switch to its thread first, the core idle meanwhile
+            self.core_wait += self.now - asked + switch;
             self.at(self.now + switch + d, call, next, true);
         } else {
             self.cores_free += 1;
@@ -754,13 +758,13 @@ impl<'a> Sim<'a> {
 
 /// Per call: start, end, lock wait, and the wake-ups it paid: the client's, the NameNode's, its
 /// handler's, its handler's parks for the lock, and the run queue as its handler was done with
-/// its work under the lock.
-pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u32>);
+/// its work under the lock; then how long bursts waited for a core in all.
+pub type Outcome = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u32>, f64);
 
 pub fn simulate(calls: Calls<'_>, set: Settings) -> Outcome {
     let mut sim = Sim::new(calls, set);
     sim.run();
-    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke, sim.h_woke, sim.parks, sim.queue_seen)
+    (sim.start, sim.end, sim.wait_lock, sim.c_woke, sim.s_woke, sim.h_woke, sim.parks, sim.queue_seen, sim.core_wait)
 }
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str, n: usize) -> PyResult<&'a [T]> {
@@ -780,11 +784,13 @@ type Times<'py> = (
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u32>>,
+    f64,
 );
 
 /// Simulate the calls; returns (start, end, lock wait) per call, in seconds, the wake-ups each
 /// call paid (the client's, the NameNode's, its handler's), its handler's parks for the lock and
-/// the run queue as its handler was done with its work under the lock (its last pass).
+/// the run queue as its handler was done with its work under the lock (its last pass), and the
+/// seconds bursts waited for a core in all (the switch to their threads included).
 /// `stall_wake`: each call's stall as its handler wakes for the lock; `stall_queue`: the run
 /// queue each call's `stall` is the length for (0: unscaled), and `stall_power` how its length
 /// scales with the queue; `client`: the client of each call (all one client when absent), each
@@ -889,7 +895,7 @@ fn simulate_namenode<'py>(
         edit_s,
         stall_power,
     };
-    let (start, end, wait, c_woke, s_woke, h_woke, parks, queue) = py.detach(|| simulate(calls, set));
+    let (start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait) = py.detach(|| simulate(calls, set));
     Ok((
         start.into_pyarray(py),
         end.into_pyarray(py),
@@ -899,6 +905,7 @@ fn simulate_namenode<'py>(
         h_woke.into_pyarray(py),
         parks.into_pyarray(py),
         queue.into_pyarray(py),
+        core_wait,
     ))
 }
 

@@ -129,6 +129,8 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
     np.testing.assert_array_equal(native.handler_wakes, reference.handler_wakes)
     np.testing.assert_array_equal(native.lock_parks, reference.lock_parks)
     np.testing.assert_array_equal(native.run_queue, reference.run_queue)
+    # the same waits for a core, summed in another order
+    assert native.core_wait_s == pytest.approx(reference.core_wait_s, rel=1e-9, abs=1e-12)
     assert native.lock_parks.any()
     assert np.all(native.end > native.start)
 
@@ -323,6 +325,20 @@ def test_a_reader_waits_behind_a_queued_writer_even_when_not_fair(engine: str) -
     # R1 holds the lock [0, 100]; W2 queues at 10; R3 at 20 must not join R1 (Java's readerShouldBlock)
     times = run([READ, WRITE, READ], np.array([0.0, 10e-6, 20e-6]), cal, 0, engine)
     np.testing.assert_allclose(times.end * 1e6, [100, 200, 300])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("dispatch_s", [0.0, 5e-6])
+def test_the_time_bursts_wait_for_a_core_is_summed_with_the_switch(engine: str, dispatch_s: float) -> None:
+    """Three reads of s at once on one core: the second waits s and the switch to its thread, the
+    third 2s, the second's switch and its own: 3s and 3 switches in all; they end at s, 2s and a
+    switch, 3s and 2 switches."""
+    s = 80e-6
+    cal = Calibration({READ: constant(s)}, settings(cores=1, dispatch_s=dispatch_s))
+    times = run([READ] * 3, np.zeros(3), cal, 0, engine)
+    np.testing.assert_allclose(times.end, [s, 2 * s + dispatch_s, 3 * s + 2 * dispatch_s], rtol=1e-9)
+    assert times.core_wait_s == pytest.approx(3 * s + 3 * dispatch_s, rel=1e-9)
+    assert run([READ] * 3, np.zeros(3), cal.with_settings(cores=0), 0, engine).core_wait_s == 0.0
 
 
 @pytest.mark.parametrize("engine", ENGINES)

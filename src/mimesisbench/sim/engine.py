@@ -31,6 +31,7 @@ class SimTimes:
     lock_parks: NDArray[np.uint8]  # times its handler parked for the namesystem lock (paying park_s)
     run_queue: NDArray[np.uint32]  # bursts waiting for a core as its handler was done under the lock
     engine: str  # native or simpy
+    core_wait_s: float = 0.0  # how long bursts waited for a core in all (the switch to their threads included)
 
     @property
     def service(self) -> NDArray[np.float64]:
@@ -52,7 +53,7 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
     if engine == "native" and module is None:
         raise RuntimeError("the native core is not installed (or MIMESISBENCH_NATIVE=0)")
     if module is not None:
-        start, end, wait, c_woke, s_woke, h_woke, parks, queue = module.simulate_namenode(
+        start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait = module.simulate_namenode(
             calls.arrive, calls.c_send, calls.c_recv, calls.c_wake, calls.c_spin, calls.s_wake, calls.h_wake,
             calls.stall, calls.net, calls.lock, calls.s_lock, calls.s_post, calls.sync, calls.rpcs,
             outstanding=max(0, outstanding), handlers=settings.handlers, cores=settings.cores,
@@ -61,7 +62,8 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
             edit_s=settings.edit_s, client=client, stall_wake=calls.stall_wake, stall_queue=calls.stall_queue,
             stall_power=STALL_QUEUE_POWER, s_spin=calls.s_spin,
         )
-        return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "native")
-    start, end, wait, c_woke, s_woke, h_woke, parks, queue = simulate_reference(calls, settings, max(0, outstanding),
+        return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "native", float(core_wait))
+    start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait = simulate_reference(calls, settings,
+                                                                                           max(0, outstanding),
                                                                                client)
-    return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "simpy")
+    return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "simpy", core_wait)

@@ -34,7 +34,8 @@ class Cores:
         self.unlimited = count == 0
         self.free = count
         self.wanted_at = max(1, count)
-        self.queue: deque[tuple[simpy.Event, float]] = deque()
+        self.queue: deque[tuple[simpy.Event, float, float]] = deque()
+        self.waited = 0.0  # how long bursts waited for a core in all, the switch included
 
     @property
     def waiting(self) -> int:
@@ -56,14 +57,15 @@ class Cores:
             self.free -= 0 if self.unlimited else 1
             got.succeed()
         else:
-            self.queue.append((got, 0.0 if handed else self.dispatch_s))
+            self.queue.append((got, 0.0 if handed else self.dispatch_s, self.env.now))
         return got
 
     def give(self) -> None:
         if self.unlimited:
             return
         if self.queue:
-            waiter, switch = self.queue.popleft()
+            waiter, switch, asked = self.queue.popleft()
+            self.waited += self.env.now - asked + switch
             if switch > 0:  # the switch to the waiting thread: the core idle meanwhile
                 self.env.timeout(switch).callbacks.append(lambda _: _grant(waiter))
             else:
@@ -277,10 +279,11 @@ def stall_length(calls: Calls, call: int, waiting: int) -> float:
 
 
 def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
-                       client: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+                       client: np.ndarray | None = None) -> tuple[Any, ...]:
     """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
     NameNode's, its handler's), its parks for the lock and the run queue as its handler was done
-    with its work under the lock, as ``native.simulate_namenode`` gives them. ``client``: each
+    with its work under the lock, and how long bursts waited for a core in all, as
+    ``native.simulate_namenode`` gives them. ``client``: each
     call's client (all one when None), each with ``outstanding`` slots."""
     env = simpy.Environment()
     n = len(calls)
@@ -414,4 +417,4 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
 
     env.process(arrivals())
     env.run()
-    return start, end, wait, c_woke, s_woke, h_woke, parks, queue
+    return start, end, wait, c_woke, s_woke, h_woke, parks, queue, cores.waited

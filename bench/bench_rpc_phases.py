@@ -22,9 +22,9 @@ roughly the least of the tail that the handlers' side does not hold (the sync, t
 thread, the socket reader before the queue, the network, the client).
 
 What it is for: ``simnn:`` puts a call's tail in its handler (a stall as it wakes for the lock or
-after its work; docs/simnn.md, "The model"). The quantiles cost the NameNode CPU per RPC (each
-RPC's times go through a sampling estimator): the throughputs here are a tenth or so under a
-calibration's, so the figures are for where the time goes, not for the model's costs.
+after its work; docs/simnn.md, "The model"). The quantiles cost the NameNode some CPU per RPC
+(each RPC's times go through a sampling estimator): the figures are for where the time goes, not
+for the model's costs.
 """
 
 from __future__ import annotations

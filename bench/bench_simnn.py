@@ -67,7 +67,7 @@ NameNode's threads' runnable time per operation, and its edit log's thread's per
 fair cluster, beside it, the time per operation that bursts wait for a core in the model (the
 calibration as kept, each of its loads simulated; the client's bursts included). The
 ``micro.json`` files are not kept in ``simnn_sessions`` (about 110 kB a cluster); ``threads.json``
-is, since session 51 (sessions 39-50 from their kept copies).
+is (sessions 39-50 from their kept copies, and every session after).
 
 ``loads``: what the fit does between its loads. On a fresh managed HDFS, ``simnn calibrate``'s
 measurements (create and fileStatus by default, at 1, 8 and 64 clients), then the same on the

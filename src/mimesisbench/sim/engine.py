@@ -63,7 +63,6 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
             stall_power=STALL_QUEUE_POWER, s_spin=calls.s_spin,
         )
         return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "native", float(core_wait))
-    start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait = simulate_reference(calls, settings,
-                                                                                           max(0, outstanding),
-                                                                               client)
+    start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait = simulate_reference(
+        calls, settings, max(0, outstanding), client)
     return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "simpy", core_wait)

@@ -283,8 +283,8 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
     NameNode's, its handler's), its parks for the lock and the run queue as its handler was done
     with its work under the lock, and how long bursts waited for a core in all, as
-    ``native.simulate_namenode`` gives them. ``client``: each
-    call's client (all one when None), each with ``outstanding`` slots."""
+    ``native.simulate_namenode`` gives them. ``client``: each call's client (all one when None),
+    each with ``outstanding`` slots."""
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)

@@ -488,7 +488,10 @@ def _kept_threads(kept: Path) -> dict[str, list[dict[str, Any]]]:
 
 def _model_core_wait(kept: Path) -> dict[tuple[str, int], float]:
     """Per (micro operation, clients): the seconds per operation that bursts wait for a core in
-    the model, each of the kept calibration's loads simulated with it as kept."""
+    the model, each of the kept calibration's loads simulated with it as kept (none without a
+    calibration)."""
+    if not (kept / "calibration.json").exists():
+        return {}
     cal = Calibration.load(kept / "calibration.json")
     out = {}
     for (op, clients), m in calibration_measurements(kept, cal).items():

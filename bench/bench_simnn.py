@@ -112,7 +112,7 @@ from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary f
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit import FIT_CALLS, OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
+from mimesisbench.sim.fit import OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 from mimesisbench.study.simnn_calibration import (
@@ -486,19 +486,15 @@ def _kept_threads(kept: Path) -> dict[str, list[dict[str, Any]]]:
     return cast(dict[str, list[dict[str, Any]]], json.loads(path.read_text()))
 
 
-def _model_core_wait(kept: Path) -> dict[tuple[str, int], float]:
-    """Per (micro operation, clients): the seconds per operation that bursts wait for a core in
-    the model, each of the kept calibration's loads simulated with it as kept (none without a
+def _model_core_wait(kept: Path) -> dict[tuple[OpCode, int], float]:
+    """Per (operation, clients): the seconds per operation that bursts wait for a core in the
+    model, each of the kept calibration's loads simulated with it as kept (none without a
     calibration)."""
     if not (kept / "calibration.json").exists():
         return {}
     cal = Calibration.load(kept / "calibration.json")
-    out = {}
-    for (op, clients), m in calibration_measurements(kept, cal).items():
-        n = min(m.operations, FIT_CALLS)
-        times = simulate_micro(op, n, clients, cal).times
-        out[(next(name for name, code in OPERATIONS.items() if code is op), clients)] = times.core_wait_s / n
-    return out
+    return {load: simulate_measurement(m, cal.costs[m.op], cal.settings).core_wait_s
+            for load, m in calibration_measurements(kept, cal).items()}
 
 
 def threads_report(dirs: list[Path]) -> None:
@@ -515,7 +511,7 @@ def threads_report(dirs: list[Path]) -> None:
                 per_sync = [r["threads_us"][EDIT_THREAD][1] * r["operations"] / r["namenode_syncs"]
                             for r in same if r.get("namenode_syncs") and EDIT_THREAD in r["threads_us"]]
                 edit = f"   edit log's thread runnable a sync {float(np.median(per_sync)):6.1f}" if per_sync else ""
-                waits = model.get((op, clients)) if cluster == "fair" else None
+                waits = model.get((OPERATIONS[op], clients)) if cluster == "fair" else None
                 modelled = f"   model: bursts waiting for a core {waits * 1e6:6.1f}" if waits is not None else ""
                 print(f"{op:10s} x {clients:2d}: {float(np.median([r['ops_per_s'] for r in same])):8,.0f} ops/s   "
                       f"NameNode threads runnable an operation {runnable:6.1f}{modelled}{edit}", flush=True)

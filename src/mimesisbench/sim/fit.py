@@ -159,6 +159,7 @@ class Simulated:
     # the mean run queue (bursts waiting for a core) as a handler is done with its work under the
     # lock, where it may stall (at least ``cores`` waiting; 0: never so)
     stall_queue: float = 0.0
+    core_wait_s: float = 0.0  # seconds per call that bursts waited for a core (the switch included)
 
 
 def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSettings, seed: int = 0) -> Simulated:
@@ -171,7 +172,7 @@ def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSetting
     return Simulated(n / elapsed if elapsed > 0 else 0.0, float(service.mean()), float(p50), float(p99),
                      float(times.client_wakes.mean()), float(times.server_wakes.mean()),
                      float(times.handler_wakes.mean()), float(times.lock_parks.mean()),
-                     _mean_contended(times.run_queue, settings.cores))
+                     _mean_contended(times.run_queue, settings.cores), times.core_wait_s / n)
 
 
 def _mean_contended(queue: NDArray[np.uint32], cores: int) -> float:

@@ -2,8 +2,9 @@
 
 The fit (``sim.fit``) reproduces some figures of each operation's three loads by construction (the
 light load's throughput, a write's heavy one, every heavy load's p99, the NameNode's CPU where its
-split into work and wake-ups has a solution) and leaves the others to the model. A figure that the model misses on the very loads it was fitted to is one that no prediction
-from the calibration can be trusted on: ``simnn calibrate``, ``merge`` and ``show`` list them.
+split into work and wake-ups has a solution) and leaves the others to the model. A figure that the
+model misses on the very loads it was fitted to is one that no prediction from the calibration can
+be trusted on: ``simnn calibrate``, ``merge`` and ``show`` list them.
 """
 
 from __future__ import annotations

@@ -64,15 +64,29 @@ def test_an_answer_older_than_one_counted_is_not_counted_again(activity: Activit
 
 
 def test_the_end_of_a_measurement_waits_for_the_refresh_that_shows_its_syncs(activity: Activity) -> None:
-    with SyncWatch(f"{activity.url}/jmx", poll_s=0.05) as watch:
-        watch.take()
-        timer = threading.Timer(0.3, activity.refresh, (25, 0.2))  # the bean refreshes after the batch ends
-        timer.start()
-        t0 = time.monotonic()
-        totals = watch.take(wait_s=30.0)
-        timer.join()
+    watch = SyncWatch(f"{activity.url}/jmx", poll_s=0.05)
+    watch.take()  # the measurement's start
+    timer = threading.Timer(0.3, activity.refresh, (25, 0.2))  # the bean refreshes after the batch ends
+    timer.start()
+    t0 = time.monotonic()
+    totals = watch.take(wait_s=30.0)
+    timer.join()
     assert totals.syncs == 25 and totals.mean_s == pytest.approx(0.2e-3)
     assert time.monotonic() - t0 < 30.0  # it stopped at the refresh, not at the bound
+
+
+def test_only_the_edges_of_a_measurement_are_read(activity: Activity) -> None:
+    """No reading while the measurement runs (polling the NameNode then slowed it): syncs of
+    several refreshes during it are all counted at the end, at the last refresh's mean."""
+    watch = SyncWatch(f"{activity.url}/jmx")
+    watch.take()  # the measurement's start
+    served = activity.requests
+    activity.refresh(40, 0.1)
+    time.sleep(0.3)
+    activity.refresh(100, 0.3)  # the last refresh: the mean of its interval stands for all
+    assert activity.requests == served  # nothing read meanwhile
+    totals = watch.take(wait_s=5.0)
+    assert totals.syncs == 100 and totals.mean_s == pytest.approx(0.3e-3)
 
 
 def test_a_servlet_that_does_not_answer_gives_no_syncs_and_counts_the_failures() -> None:

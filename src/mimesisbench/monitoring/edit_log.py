@@ -2,13 +2,22 @@
 
 ``NameNodeActivity`` exports ``SyncsNumOps`` (every sync so far) and ``SyncsAvgTime`` (the mean
 duration, in milliseconds, of the syncs of the last metrics interval that had any), both
-refreshed once per metrics period (``hdfs up`` sets it to 1 s). ``SyncWatch`` polls the bean
-several times a period in a background thread and, at each refresh, adds that interval's syncs
-and their time (count x mean) to the measurement under way (``take()`` closes one and returns its
-``SyncTotals``). The NameNode measures the sync around its whole flush (the write, the
-``fdatasync``, and its thread's wake-up afterwards), with a millisecond clock: each duration is
-whole milliseconds, but their mean over many syncs is unbiased (a sync of 0.2 ms crosses a
-millisecond tick one time in five).
+refreshed once per metrics period (``hdfs up`` sets it to 1 s). ``SyncWatch`` reads the bean at
+the edges of a measurement only: ``take()`` before it (its start), and ``take(wait_s)`` after it,
+which waits for the refresh that shows its last syncs; each refresh seen adds its new syncs at
+that refresh's mean. A measurement's syncs are so counted in full (the count is cumulative), and
+their time is the last second's mean times their count.
+
+It does not poll while the measurement runs. It used to, five times a second from a thread of the
+measuring process, so as to add every interval's mean: that polling slowed what it watched
+(``bench/bench_sync_watch.py``: a fresh managed NameNode, micro at 8 clients, six rounds each way
+alternately; with the polling, getfileinfo's throughput a fifth lower and its p99 half as long
+again, a create's p99 1.7 times as long), and every calibration measured until then carried it.
+
+The NameNode measures the sync around its whole flush (the write, the ``fdatasync``, and its
+thread's wake-up afterwards), with a millisecond clock: each duration is whole milliseconds, but
+their mean over many syncs is unbiased (a sync of 0.2 ms crosses a millisecond tick one time in
+five).
 
 A servlet that does not answer is not an error: the watch counts the failures, and a measurement
 with no refresh seen has no syncs (the caller falls back on its own measurement).
@@ -16,14 +25,13 @@ with no refresh seen has no syncs (the caller falls back on its own measurement)
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 
 from mimesisbench.monitoring.jmx import FETCH_TIMEOUT_S, NN, fetch_beans
 
 ACTIVITY_QUERY = NN + "NameNodeActivity"
-#: seconds between polls: several per metrics period, so that no refresh is missed
+#: seconds between readings while a measurement's end waits for a refresh (every quarter of it)
 POLL_INTERVAL_S = 0.2
 #: how long a measurement's end waits for the refresh that shows its last syncs: a few periods
 REFRESH_WAIT_S = 3.0
@@ -42,7 +50,7 @@ class SyncTotals:
 
 
 class SyncWatch:
-    """Polls ``NameNodeActivity`` at ``jmx_url`` while started (see the module)."""
+    """Reads ``NameNodeActivity`` at ``jmx_url`` at each ``take`` (see the module)."""
 
     def __init__(self, jmx_url: str, poll_s: float = POLL_INTERVAL_S) -> None:
         self.jmx_url = jmx_url
@@ -52,9 +60,6 @@ class SyncWatch:
         self._syncs = 0
         self._total_s = 0.0
         self._refreshes = 0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def poll(self) -> None:
         """One reading: a changed ``SyncsNumOps`` is a refresh, whose syncs and mean are added."""
@@ -62,55 +67,28 @@ class SyncWatch:
             bean = fetch_beans(self.jmx_url, ACTIVITY_QUERY, FETCH_TIMEOUT_S)[0]
             count, mean_ms = int(bean["SyncsNumOps"]), float(bean["SyncsAvgTime"])
         except (OSError, ValueError, KeyError, IndexError, TypeError):
-            with self._lock:  # the watch's thread and take() both poll
-                self.failures += 1
+            self.failures += 1
             return
-        with self._lock:
-            if self._last_count is None:
-                self._last_count = count
-            elif count > self._last_count:  # (an answer older than one already counted is not)
-                new = count - self._last_count
-                self._syncs += new
-                self._total_s += new * mean_ms / 1e3
-                self._last_count = count
-                self._refreshes += 1
+        if self._last_count is None:
+            self._last_count = count
+        elif count > self._last_count:  # (an answer older than one already counted is not)
+            new = count - self._last_count
+            self._syncs += new
+            self._total_s += new * mean_ms / 1e3
+            self._last_count = count
+            self._refreshes += 1
 
     def take(self, wait_s: float = 0.0) -> SyncTotals:
-        """The syncs since the last ``take`` (or the start). ``wait_s`` > 0: the measurement just
-        ended had syncs, and the bean shows them only at its next refresh: wait for one (a new
-        count), at most that long."""
-        with self._lock:
-            seen = self._refreshes
+        """The syncs since the last ``take`` (or the first reading). ``wait_s`` > 0: the
+        measurement just ended had syncs, and the bean shows them only at its next refresh: wait
+        for one (a new count), at most that long, reading it every ``poll_s`` / 4."""
+        seen = self._refreshes
         deadline = time.monotonic() + wait_s
         while True:
             self.poll()
-            with self._lock:
-                refreshed = self._refreshes > seen
-            if refreshed or time.monotonic() >= deadline:
+            if self._refreshes > seen or time.monotonic() >= deadline:
                 break
             time.sleep(self.poll_s / 4)
-        with self._lock:
-            totals = SyncTotals(self._syncs, self._total_s)
-            self._syncs, self._total_s = 0, 0.0
+        totals = SyncTotals(self._syncs, self._total_s)
+        self._syncs, self._total_s = 0, 0.0
         return totals
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.poll_s):
-            self.poll()
-
-    def start(self) -> SyncWatch:
-        self.poll()  # the baseline count
-        self._thread = threading.Thread(target=self._loop, name="mimesisbench-sync-watch", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def __enter__(self) -> SyncWatch:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

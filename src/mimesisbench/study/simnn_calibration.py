@@ -187,7 +187,9 @@ def measure_and_fit(
 
     def measure(op: str, clients: int, tag: str) -> OpMeasurement:
         if watch is not None:
-            watch.take()  # what came before this measurement is not its own
+            # what came before this measurement is not its own; the NameNode is read again only
+            # once it is over (reading it meanwhile slowed it: monitoring.edit_log)
+            watch.take()
         result = micro(op, clients, tag)
         if watch is not None and edit_syncs(OPERATIONS[op]):
             totals = watch.take(REFRESH_WAIT_S)
@@ -226,14 +228,8 @@ def measure_and_fit(
     raw: list[dict[str, Any]] = []
     # each (operation, load) measured `repeat` times, round after round, and the median of each
     # figure kept: one batch on a shared machine can be a third off the next
-    if watch is not None:
-        watch.start()
-    try:
-        rounds = [[[measure(op, clients, f"{r}-{i}") for clients in loads] for i, op in enumerate(ops)]
-                  for r in range(repeat)]
-    finally:
-        if watch is not None:
-            watch.stop()
+    rounds = [[[measure(op, clients, f"{r}-{i}") for clients in loads] for i, op in enumerate(ops)]
+              for r in range(repeat)]
     measured_sync = namenode_sync_s(syncs_seen)
     settings = replace(settings, sync_s=measured_sync if measured_sync is not None else fdatasync_s)
     edit_thread = measure_edit_thread(raw) if settings.async_edits else None

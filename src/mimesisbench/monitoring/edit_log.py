@@ -11,8 +11,8 @@ their time is the last second's mean times their count.
 It does not poll while the measurement runs. It used to, five times a second from a thread of the
 measuring process, so as to add every interval's mean: that polling slowed what it watched
 (``bench/bench_sync_watch.py``: a fresh managed NameNode, micro at 8 clients, six rounds each way
-alternately; with the polling, getfileinfo's throughput a fifth lower and its p99 half as long
-again, a create's p99 1.7 times as long), and every calibration measured until then carried it.
+alternately; with the polling, a create's p99 1.6-1.7 times as long, a mkdirs' 1.2-1.25 times,
+getfileinfo's up to 1.5 times), and every calibration measured until then carried it.
 
 The NameNode measures the sync around its whole flush (the write, the ``fdatasync``, and its
 thread's wake-up afterwards), with a millisecond clock: each duration is whole milliseconds, but

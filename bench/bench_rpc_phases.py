@@ -51,17 +51,18 @@ SETTINGS = {"rpc.metrics.quantile.enable": "true", "rpc.metrics.percentiles.inte
             "rpc.metrics.timeunit": "MICROSECONDS"}
 
 
-class WindowPoller:
-    """Polls the busiest ``RpcActivityForPort*`` bean; keeps (seen at, window) for each new window."""
+class BeanPoller:
+    """Reads the beans matching ``query`` every ``interval_s`` from a thread while entered, and
+    hands each answer to ``seen`` (a servlet that does not answer is skipped)."""
 
-    def __init__(self, jmx_url: str) -> None:
+    def __init__(self, jmx_url: str, query: str, interval_s: float) -> None:
         self.jmx_url = jmx_url
-        self.windows: list[tuple[float, dict[str, Any]]] = []
-        self._last: tuple[Any, ...] | None = None
+        self.query = query
+        self.interval_s = interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def __enter__(self) -> WindowPoller:
+    def __enter__(self) -> BeanPoller:
         self._thread.start()
         return self
 
@@ -70,19 +71,34 @@ class WindowPoller:
         self._thread.join()
 
     def _loop(self) -> None:
-        while not self._stop.wait(POLL_S):
+        while not self._stop.wait(self.interval_s):
             try:
-                beans = fetch_beans(self.jmx_url, NN + "RpcActivityForPort*", FETCH_TIMEOUT_S)
+                beans = fetch_beans(self.jmx_url, self.query, FETCH_TIMEOUT_S)
             except (OSError, ValueError):
                 continue
-            bean = max(beans, key=lambda b: float(b.get("RpcQueueTimeNumOps", 0) or 0), default=None)
-            if bean is None:
-                continue
-            key = tuple(bean.get(f"{p}1s{q}PercentileLatency") for p in PHASES for q in QUANTILES) + (
-                bean.get("RpcQueueTime1sNumOps"),)
-            if key != self._last:  # a new window rolled over
-                self._last = key
-                self.windows.append((time.monotonic(), bean))
+            self.seen(beans)
+
+    def seen(self, beans: list[dict[str, Any]]) -> None:
+        """One answer (nothing kept by default)."""
+
+
+class WindowPoller(BeanPoller):
+    """Polls the busiest ``RpcActivityForPort*`` bean; keeps (seen at, window) for each new window."""
+
+    def __init__(self, jmx_url: str) -> None:
+        super().__init__(jmx_url, NN + "RpcActivityForPort*", POLL_S)
+        self.windows: list[tuple[float, dict[str, Any]]] = []
+        self._last: tuple[Any, ...] | None = None
+
+    def seen(self, beans: list[dict[str, Any]]) -> None:
+        bean = max(beans, key=lambda b: float(b.get("RpcQueueTimeNumOps", 0) or 0), default=None)
+        if bean is None:
+            return
+        key = tuple(bean.get(f"{p}1s{q}PercentileLatency") for p in PHASES for q in QUANTILES) + (
+            bean.get("RpcQueueTime1sNumOps"),)
+        if key != self._last:  # a new window rolled over
+            self._last = key
+            self.windows.append((time.monotonic(), bean))
 
 
 def phase_percentiles(windows: list[dict[str, Any]]) -> dict[str, list[float]]:

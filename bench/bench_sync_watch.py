@@ -19,38 +19,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import threading
 
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
+from bench_rpc_phases import BeanPoller  # a thread reading a bean while entered
 
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
 from mimesisbench.monitoring.edit_log import ACTIVITY_QUERY, POLL_INTERVAL_S
-from mimesisbench.monitoring.jmx import FETCH_TIMEOUT_S, fetch_beans
-
-
-class Poller:
-    """Reads the bean every ``POLL_INTERVAL_S`` from a thread while entered (the old watch)."""
-
-    def __init__(self, jmx_url: str) -> None:
-        self.jmx_url = jmx_url
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(POLL_INTERVAL_S):
-            try:
-                fetch_beans(self.jmx_url, ACTIVITY_QUERY, FETCH_TIMEOUT_S)
-            except (OSError, ValueError):
-                continue
-
-    def __enter__(self) -> Poller:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def main() -> None:
@@ -78,7 +53,7 @@ def main() -> None:
             for op in ops:
                 for watched in (True, False) if r % 2 == 0 else (False, True):
                     if watched:
-                        with Poller(jmx):
+                        with BeanPoller(jmx, ACTIVITY_QUERY, POLL_INTERVAL_S):  # the old watch
                             got = micro(op, a.clients, f"r{r}w")
                     else:
                         got = micro(op, a.clients, f"r{r}n")

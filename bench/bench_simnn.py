@@ -109,6 +109,7 @@ import pyarrow.parquet as pq
 from bench_capacity import cli  # the in-process CLI
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
 
+from mimesisbench.backends.simnn import calibration_file
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
@@ -572,7 +573,7 @@ def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
 def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None,
            lock_share: float = READ_LOCK_SHARE) -> tuple[Calibration, dict[tuple[OpCode, int], OpMeasurement]]:
     """A kept calibration's measurements fitted again with the current code, and the measurements."""
-    kept_cal = Calibration.load(kept / "calibration.json")
+    kept_cal = Calibration.load(calibration_file(kept))
     measured = calibration_measurements(kept, kept_cal)
     # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
     # today's defaults (the fit shortens the hand-over where a write's heavy load needs it)
@@ -585,19 +586,26 @@ def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None
 
 
 def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None = None,
-          lock_share: float = READ_LOCK_SHARE) -> None:
-    """Each kept validation predicted again with the model as it is now (see the module)."""
+          lock_share: float = READ_LOCK_SHARE, calibration: Path | None = None) -> None:
+    """Each kept validation predicted again with the model as it is now (see the module); with
+    ``calibration``, every one from that calibration (refitted once) instead of its own."""
+    fixed = (None if calibration is None
+             else _refit(calibration, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)[0])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for n, kept in enumerate(dirs):
             validation = json.loads((kept / "validation.json").read_text())
             # the schedules it measured (kept since session 39; before, the short ones), each made once
             schedules = _schedules(work, validation.get("schedules") or schedule_arguments("short"))
-            cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)
+            if fixed is None:
+                cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)
+            else:  # its own measurements are still what its again: rows are compared with
+                cal, measured = fixed, calibration_measurements(kept, Calibration.load(kept / "calibration.json"))
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()
             cal.write(cal_dir / "calibration.json")
-            print(f"# {kept}: refitted with the current model", flush=True)
+            print(f"# {kept}: {'refitted' if fixed is None else f'predicted from {calibration}'} with the current model",
+                  flush=True)
             errors: list[tuple[bool | None, list[float]]] = []  # (paced: None for a micro row, the errors)
             inside: list[tuple[bool, bool]] = []  # the runs kept with their repeats' range: (paced, p99 inside it)
             drift: list[float] = []  # the calibration's own loads measured again, against themselves
@@ -672,8 +680,10 @@ def loads(ops: str, between: str, keep: Path | None, heap: str) -> None:
 def loads_report(kept: Path) -> None:
     """Every load ``loads`` measured (``kept/fit``, ``kept/between``) against the model fitted
     with the current code on the calibration's own three (``kept/fit``): throughput, p50, p99 and
-    the NameNode's CPU per operation, the model's and the measured; then, measured, the CPU of the
-    NameNode's busiest thread groups, the edit log's syncs per operation, the host's cores busy
+    the NameNode's CPU per operation, the model's and the measured, and the model's NameNode
+    wake-ups per operation (calls finding it empty); then, measured, the CPU of the
+    NameNode's busiest thread groups, the edit log's syncs per operation and its thread's runnable
+    time per sync (waiting for a core), the host's cores busy
     and the NameNode's threads waiting for a core (medians of the repeats). What the fit does
     between its loads, which ``score`` cannot show (every kept calibration measured three)."""
     cal, measured = _refit(kept / "fit")
@@ -684,7 +694,8 @@ def loads_report(kept: Path) -> None:
         for result in json.loads((kept / part / "micro.json").read_text()):
             raw.setdefault((str(result["op"]), int(result["concurrency"])), []).append(result)
     for op in cal.costs:
-        print(f"# {op.label}: model (fitted at 1, 8, 64) against measured; NameNode CPU per operation, us")
+        print(f"# {op.label}: model (fitted at 1, 8, 64; a NameNode wake-up {cal.costs[op].server_wake_s * 1e6:.1f} us) "
+              "against measured; NameNode CPU per operation, us; the model's NameNode wake-ups per operation")
         for (m_op, clients), m in sorted(measured.items(), key=lambda kv: kv[0][1]):
             if m_op is not op:
                 continue
@@ -699,6 +710,11 @@ def loads_report(kept: Path) -> None:
                 for name, key in THREAD_GROUPS) if groups else ""
             synced = [r["namenode_syncs"] / r["files"] for r in runs if isinstance(r.get("namenode_syncs"), int)]
             syncs = f"  syncs/op {np.median(synced):.2f}" if synced else ""
+            # the edit log's thread's wait for a core after a sync (its runnable time per sync)
+            edit_waits = [g[EDIT_THREAD]["runnable"] * r["files"] / r["namenode_syncs"]
+                          for r, g in zip(runs, groups, strict=True) if r.get("namenode_syncs") and EDIT_THREAD in g]
+            if edit_waits:
+                syncs += f"  edit log runnable a sync {np.median(edit_waits):5.1f}"
             # the host's cores busy, and the NameNode's threads runnable without a core, on average
             busy = [r["host_cpu_us_per_op"] * r["ops_per_s"] / 1e6 for r in runs if "host_cpu_us_per_op" in r]
             waiting = [sum(g["runnable"] for g in group.values()) * r["ops_per_s"] / 1e6
@@ -707,7 +723,8 @@ def loads_report(kept: Path) -> None:
                     if busy and waiting else "")
             print(f"{op.label:12s} x {clients:3d}: ops/s {sim.ops_per_s:8,.0f} / {m.ops_per_s:8,.0f} "
                   f"({_pct(sim.ops_per_s, m.ops_per_s)})  p50 {_pct(sim.p50_s, m.p50_s)}  p99 {_pct(sim.p99_s, m.p99_s)}"
-                  f"  CPU {cpu * 1e6:5.1f} / {m.server_cpu_s * 1e6:5.1f}  measured: {threads}{syncs}{host}", flush=True)
+                  f"  CPU {cpu * 1e6:5.1f} / {m.server_cpu_s * 1e6:5.1f}  wake-ups {sim.server_wakes:.2f}"
+                  f"  measured: {threads}{syncs}{host}", flush=True)
 
 
 def main() -> None:
@@ -753,6 +770,9 @@ def main() -> None:
                    help="The edit-log thread's CPU per edit (settings.edit_s, us) to refit with; default: as kept.")
     c.add_argument("--lock-share", type=float, default=READ_LOCK_SHARE,
                    help="A read's share of its NameNode work under the lock to refit with (simnn calibrate --lock-share).")
+    c.add_argument("--calibration", type=Path, default=None, metavar="PATH",
+                   help="Predict every session from this calibration (a directory or its file, e.g. the built-in "
+                        "src/mimesisbench/data/simnn_calibration.json), refitted once, instead of each one's own.")
     for p in (v, c):
         p.add_argument("--no-fit-dispatch", dest="fit_dispatch", action="store_false",
                        help="Leave the host's switch between threads at 0 (simnn calibrate --no-fit-dispatch).")
@@ -770,7 +790,7 @@ def main() -> None:
         threads_report(a.kept)
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
-              lock_share=a.lock_share)
+              lock_share=a.lock_share, calibration=a.calibration)
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch, keep_runs=a.keep_runs,
                  warm=WarmUp(a.warm_first, a.warm_until / 100, a.warm_most), length=a.length)

@@ -681,10 +681,10 @@ def loads_report(kept: Path) -> None:
     """Every load ``loads`` measured (``kept/fit``, ``kept/between``) against the model fitted
     with the current code on the calibration's own three (``kept/fit``): throughput, p50, p99 and
     the NameNode's CPU per operation, the model's and the measured, and the model's NameNode
-    wake-ups per operation (calls finding it empty); then, measured, the CPU of the
+    wake-ups per operation (its RPCs that find the NameNode empty); then, measured, the CPU of the
     NameNode's busiest thread groups, the edit log's syncs per operation and its thread's runnable
-    time per sync (waiting for a core), the host's cores busy
-    and the NameNode's threads waiting for a core (medians of the repeats). What the fit does
+    time per sync (waiting for a core), the host's cores busy and the NameNode's threads waiting
+    for a core (medians of the repeats). What the fit does
     between its loads, which ``score`` cannot show (every kept calibration measured three)."""
     cal, measured = _refit(kept / "fit")
     between = kept / "between"

@@ -25,7 +25,11 @@ from bench_rpc_phases import BeanPoller  # a thread reading a bean while entered
 
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
-from mimesisbench.monitoring.edit_log import ACTIVITY_QUERY, POLL_INTERVAL_S
+from mimesisbench.monitoring.edit_log import ACTIVITY_QUERY
+
+#: how often the old watch read the bean while a measurement ran (its poll interval then; the
+#: watch's POLL_INTERVAL_S now only paces the wait at a measurement's end, and may change)
+OLD_WATCH_POLL_S = 0.2
 
 
 def main() -> None:
@@ -53,7 +57,7 @@ def main() -> None:
             for op in ops:
                 for watched in (True, False) if r % 2 == 0 else (False, True):
                     if watched:
-                        with BeanPoller(jmx, ACTIVITY_QUERY, POLL_INTERVAL_S):  # the old watch
+                        with BeanPoller(jmx, ACTIVITY_QUERY, OLD_WATCH_POLL_S):  # the old watch
                             got = micro(op, a.clients, f"r{r}w")
                     else:
                         got = micro(op, a.clients, f"r{r}n")

@@ -1,7 +1,7 @@
 """Where a call's time goes inside a real NameNode, as the NameNode itself times each RPC:
 
     .venv/bin/python bench/bench_rpc_phases.py [--files 100000] [--ops create,mkdirs,fileStatus]
-                                               [--loads 1,8,64] [--repeat 1]
+                                               [--loads 1,8,64] [--repeat 1] [--unfair]
 
 A fresh managed HDFS (NameNode and DataNode from Maven Central jars) started with the RPC
 server's quantiles on (``rpc.metrics.quantile.enable``, ``rpc.metrics.percentiles.intervals`` 1 s,
@@ -114,8 +114,9 @@ def main() -> None:
     ap.add_argument("--loads", default="1,8,64", help="Closed-loop clients.")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--heap", default="1g")
+    ap.add_argument("--unfair", action="store_true", help="The namesystem lock not fair (dfs.namenode.fslock.fair false).")
     a = ap.parse_args()
-    with fresh_cluster("mb-rpcphases-", a.heap, extra=SETTINGS) as (_, cluster):
+    with fresh_cluster("mb-rpcphases-", a.heap, fslock_fair=not a.unfair, extra=SETTINGS) as (_, cluster):
         jmx = f"http://127.0.0.1:{cluster.http_port}/jmx"
         # a warm-up: a fresh JVM interprets before it compiles
         run_micro(MicroConfig(op="create", files=a.files, backend=f"{cluster.url}/warm", concurrency=64))

@@ -1,0 +1,118 @@
+"""Which threads wait to run, and how long, while micro creates run against a managed NameNode.
+
+    python bench/bench_sched_delays.py [--unfair] [--loads 16,32,64] [--files 30000] [--heap 2g]
+
+A fresh managed HDFS (NameNode and DataNode from Maven Central jars) is warmed with 150,000
+creates at 64 clients; then each load's creates run while the kernel's scheduler trace records
+every switch on every core (``perf sched record -a``; each recording is the whole micro batch,
+its preparation and clean-up included). ``perf sched timehist`` gives, for each switch to a
+thread, how long it waited to run from its wake-up (the scheduling delay). Per group of threads
+(the NameNode's handlers, its edit log's thread, its socket reader, the client's lane...; the
+thread names with their numbers removed) a line gives the switches, the delay's p50, p99 and
+maximum, and how many delays exceeded 1 and 2 ms: a thread every call passes through (the edit
+log's, the reader, the client's lane) delays every call in flight when it waits that long.
+
+What it is for: ``simnn:`` puts a call's tail in a handler's stall, fitted on one load with the
+fair lock (docs/simnn.md, "Where a create's tail is, by lock and load"). The trace costs the host
+CPU on every switch and slows the NameNode: the rates printed are not the validation's, and the
+figures are for who waits and how often, not for the model's costs.
+
+Needs ``perf`` with the scheduler's tracepoints allowed (root, or ``perf_event_paranoid`` at -1);
+says so and exits 2 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
+
+from mimesisbench.micro.bench import run_micro
+from mimesisbench.micro.config import MicroConfig
+
+#: seconds the trace records before the batch starts (perf's own start-up)
+LEAD_S = 1.0
+#: the groups printed, busiest first
+TOP = 8
+#: one ``perf sched timehist`` line: time, [cpu], name[tid(/pid)], wait, scheduling delay, run (ms)
+LINE = re.compile(r"\s*[\d.]+\s+\[\d+\]\s+(.+?)\[\d+(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+
+
+def perf_allowed() -> str | None:
+    """None if ``perf sched record`` can trace the scheduler here, else why not."""
+    if shutil.which("perf") is None:
+        return "perf is not installed (Debian: apt-get install linux-perf)"
+    probe = subprocess.run(["perf", "stat", "-e", "sched:sched_switch", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return "perf may not trace the scheduler here (run as root, or set kernel.perf_event_paranoid to -1)"
+    return None
+
+
+def delays(timehist: str) -> dict[str, np.ndarray]:
+    """Per group of threads (the name without its digits), the (scheduling delay, run time) of
+    each switch to one of them, in ms."""
+    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for line in timehist.splitlines():
+        m = LINE.match(line)
+        if m:
+            rows[re.sub(r"\d+", "#", m.group(1).strip())].append((float(m.group(3)), float(m.group(4))))
+    return {name: np.array(v) for name, v in rows.items()}
+
+
+def report(groups: dict[str, np.ndarray]) -> None:
+    print(f"   {'threads':24s} {'switches':>8s} {'delay p50':>9s} {'p99':>6s} {'max':>6s} {'>1 ms':>6s} {'>2 ms':>6s}"
+          f" {'busy ms':>8s}")
+    busiest = sorted(groups.items(), key=lambda kv: -float(kv[1][:, 1].sum()))[:TOP]
+    for name, a in busiest:
+        d = a[:, 0]
+        print(f"   {name[:24]:24s} {len(a):8d} {np.percentile(d, 50):9.3f} {np.percentile(d, 99):6.3f} {d.max():6.3f}"
+              f" {int((d > 1).sum()):6d} {int((d > 2).sum()):6d} {a[:, 1].sum():8.0f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--unfair", action="store_true", help="The namesystem lock not fair (dfs.namenode.fslock.fair false).")
+    ap.add_argument("--loads", default="16,32,64", help="micro's closed-loop clients.")
+    ap.add_argument("--files", type=int, default=30_000, help="Creates per load.")
+    ap.add_argument("--heap", default="2g")
+    a = ap.parse_args()
+    why = perf_allowed()
+    if why is not None:
+        print(f"bench_sched_delays: {why}", file=sys.stderr)
+        sys.exit(2)
+    with tempfile.TemporaryDirectory(prefix="mb-sched-") as traces, \
+            fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
+        # a warm-up: a fresh JVM interprets before it compiles
+        run_micro(MicroConfig(op="create", files=150_000, backend=f"{cluster.url}/warm", concurrency=64))
+        for clients in (int(c) for c in a.loads.split(",")):
+            data = Path(traces) / f"c{clients}.data"
+            perf = subprocess.Popen(["perf", "sched", "record", "-a", "-o", str(data)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(LEAD_S)
+            try:
+                result = run_micro(MicroConfig(op="create", files=a.files, concurrency=clients,
+                                               backend=f"{cluster.url}/c{clients}")).to_json()
+            finally:
+                perf.send_signal(signal.SIGINT)
+                perf.wait()
+            timehist = subprocess.run(["perf", "sched", "timehist", "-i", str(data)], capture_output=True,
+                                      text=True, check=True).stdout
+            lat = result["latency_ms"]
+            print(f"create x {clients} ({'unfair' if a.unfair else 'fair'} lock): {float(result['ops_per_s']):,.0f} ops/s"
+                  f"  p50 {float(lat['p50']):.2f}  p99 {float(lat['p99']):.2f} ms; scheduling delays (ms):", flush=True)
+            report(delays(timehist))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

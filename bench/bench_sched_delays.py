@@ -3,14 +3,16 @@
     python bench/bench_sched_delays.py [--unfair] [--loads 16,32,64] [--files 30000] [--heap 2g]
 
 A fresh managed HDFS (NameNode and DataNode from Maven Central jars) is warmed with 150,000
-creates at 64 clients; then each load's creates run while the kernel's scheduler trace records
-every switch on every core (``perf sched record -a``; each recording is the whole micro batch,
-its preparation and clean-up included). ``perf sched timehist`` gives, for each switch to a
-thread, how long it waited to run from its wake-up (the scheduling delay). Per group of threads
-(the NameNode's handlers, its edit log's thread, its socket reader, the client's lane...; the
-thread names with their numbers removed) a line gives the switches, the delay's p50, p99 and
-maximum, and how many delays exceeded 1 and 2 ms: a thread every call passes through (the edit
-log's, the reader, the client's lane) delays every call in flight when it waits that long.
+creates at 64 clients; then each load's creates run back to back, as ``simnn calibrate`` runs its
+batches, while the kernel's scheduler trace records every switch on every core (``perf sched
+record -a`` on the monotonic clock, one recording for all of them). ``perf sched timehist`` gives,
+for each switch to a thread, how long it waited to run from its wake-up (the scheduling delay);
+each batch keeps the switches inside its timed part (not its preparation or clean-up). Per group
+of threads (the NameNode's handlers, its edit log's thread, its socket reader, the client's
+lane...; the thread names with their numbers removed) a line gives the switches, the delay's p50,
+p99 and maximum, how many delays exceeded 1 and 2 ms, and the group's time on a core: a thread
+every call passes through (the edit log's, the reader, the client's lane) delays every call in
+flight when it waits that long.
 
 What it is for: ``simnn:`` puts a call's tail in a handler's stall, fitted on one load with the
 fair lock (docs/simnn.md, "Where a create's tail is, by lock and load"). The trace costs the host
@@ -44,8 +46,8 @@ from mimesisbench.micro.config import MicroConfig
 LEAD_S = 1.0
 #: the groups printed, busiest first
 TOP = 8
-#: one ``perf sched timehist`` line: time, [cpu], name[tid(/pid)], wait, scheduling delay, run (ms)
-LINE = re.compile(r"\s*[\d.]+\s+\[\d+\]\s+(.+?)\[\d+(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+#: one ``perf sched timehist`` line: time (s), [cpu], name[tid(/pid)], wait, scheduling delay, run (ms)
+LINE = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+(.+?)\[\d+(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
 
 
 def perf_allowed() -> str | None:
@@ -58,14 +60,14 @@ def perf_allowed() -> str | None:
     return None
 
 
-def delays(timehist: str) -> dict[str, np.ndarray]:
+def delays(timehist: str, start: float, end: float) -> dict[str, np.ndarray]:
     """Per group of threads (the name without its digits), the (scheduling delay, run time) of
-    each switch to one of them, in ms."""
+    each switch to one of them between ``start`` and ``end`` (the trace's clock, s), in ms."""
     rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for line in timehist.splitlines():
         m = LINE.match(line)
-        if m:
-            rows[re.sub(r"\d+", "#", m.group(1).strip())].append((float(m.group(3)), float(m.group(4))))
+        if m and start <= float(m.group(1)) <= end:
+            rows[re.sub(r"\d+", "#", m.group(2).strip())].append((float(m.group(4)), float(m.group(5))))
     return {name: np.array(v) for name, v in rows.items()}
 
 
@@ -94,25 +96,30 @@ def main() -> None:
             fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
         # a warm-up: a fresh JVM interprets before it compiles
         run_micro(MicroConfig(op="create", files=150_000, backend=f"{cluster.url}/warm", concurrency=64))
-        for clients in (int(c) for c in a.loads.split(",")):
-            data = Path(traces) / f"c{clients}.data"
-            perf = subprocess.Popen(["perf", "sched", "record", "-a", "-o", str(data)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(LEAD_S)
-            try:
+        data = Path(traces) / "sched.data"
+        perf = subprocess.Popen(["perf", "sched", "record", "-k", "CLOCK_MONOTONIC", "-a", "-o", str(data)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(LEAD_S)
+        batches = []
+        try:
+            for clients in (int(c) for c in a.loads.split(",")):
                 result = run_micro(MicroConfig(op="create", files=a.files, concurrency=clients,
                                                backend=f"{cluster.url}/c{clients}")).to_json()
-            finally:
-                perf.send_signal(signal.SIGINT)
-                perf.wait()
-            timehist = subprocess.run(["perf", "sched", "timehist", "-i", str(data)], capture_output=True,
-                                      text=True, check=True).stdout
+                # the timed part: it ended before the clean-up, which ended now
+                end = time.monotonic() - float(result["cleanup_s"])
+                batches.append((clients, result, end - float(result["elapsed_s"]), end))
+        finally:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
+        timehist = subprocess.run(["perf", "sched", "timehist", "-i", str(data)], capture_output=True,
+                                  text=True, check=True).stdout
+        for clients, result, start, end in batches:
             lat = result["latency_ms"]
             print(f"create x {clients} ({'unfair' if a.unfair else 'fair'} lock): {float(result['ops_per_s']):,.0f} ops/s"
-                  f"  p50 {float(lat['p50']):.2f}  p99 {float(lat['p99']):.2f} ms; scheduling delays (ms):", flush=True)
-            report(delays(timehist))
-            sys.stdout.flush()
-
+                  f"  p50 {float(lat['p50']):.2f}  p99 {float(lat['p99']):.2f} ms; its timed part's scheduling"
+                  f" delays (ms), {end - start:.2f} s:")
+            report(delays(timehist, start, end))
+        sys.stdout.flush()
 
 if __name__ == "__main__":
     main()

@@ -42,7 +42,7 @@ from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary f
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import MicroConfig
 
-#: seconds the trace records before the batch starts (perf's own start-up)
+#: seconds the trace records before the first batch starts (perf's own start-up)
 LEAD_S = 1.0
 #: the groups printed, busiest first
 TOP = 8
@@ -50,11 +50,13 @@ TOP = 8
 LINE = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+(.+?)\[\d+(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
 
 
-def perf_allowed() -> str | None:
-    """None if ``perf sched record`` can trace the scheduler here, else why not."""
+def perf_allowed(scratch: Path) -> str | None:
+    """None if ``perf sched record -a`` can trace the scheduler of every core here (tried once,
+    its data in ``scratch``), else why not."""
     if shutil.which("perf") is None:
         return "perf is not installed (Debian: apt-get install linux-perf)"
-    probe = subprocess.run(["perf", "stat", "-e", "sched:sched_switch", "true"], capture_output=True, text=True)
+    probe = subprocess.run(["perf", "sched", "record", "-a", "-o", str(scratch / "probe.data"), "--", "true"],
+                           capture_output=True, text=True)
     if probe.returncode != 0:
         return "perf may not trace the scheduler here (run as root, or set kernel.perf_event_paranoid to -1)"
     return None
@@ -88,15 +90,20 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=30_000, help="Creates per load.")
     ap.add_argument("--heap", default="2g")
     a = ap.parse_args()
-    why = perf_allowed()
-    if why is not None:
-        print(f"bench_sched_delays: {why}", file=sys.stderr)
-        sys.exit(2)
-    with tempfile.TemporaryDirectory(prefix="mb-sched-") as traces, \
-            fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
+    with tempfile.TemporaryDirectory(prefix="mb-sched-") as traces:
+        why = perf_allowed(Path(traces))
+        if why is not None:
+            print(f"bench_sched_delays: {why}", file=sys.stderr)
+            sys.exit(2)
+        measure(a, Path(traces))
+
+
+def measure(a: argparse.Namespace, traces: Path) -> None:
+    """The warm-up, the loads back to back in one trace (its data in ``traces``), and the report."""
+    with fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
         # a warm-up: a fresh JVM interprets before it compiles
         run_micro(MicroConfig(op="create", files=150_000, backend=f"{cluster.url}/warm", concurrency=64))
-        data = Path(traces) / "sched.data"
+        data = traces / "sched.data"
         perf = subprocess.Popen(["perf", "sched", "record", "-k", "CLOCK_MONOTONIC", "-a", "-o", str(data)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(LEAD_S)
@@ -120,6 +127,7 @@ def main() -> None:
                   f" delays (ms), {end - start:.2f} s:")
             report(delays(timehist, start, end))
         sys.stdout.flush()
+
 
 if __name__ == "__main__":
     main()

@@ -1,10 +1,11 @@
-"""Which threads wait to run, and how long, while micro creates run against a managed NameNode.
+"""Which threads wait to run, and how long, while micro batches run against a managed NameNode.
 
-    python bench/bench_sched_delays.py [--unfair] [--loads 16,32,64] [--files 30000] [--heap 2g]
+    python bench/bench_sched_delays.py [--unfair] [--op create] [--loads 16,32,64] [--files 30000]
+                                       [--heap 2g]
 
 A fresh managed HDFS (NameNode and DataNode from Maven Central jars) is warmed with 150,000
-creates at 64 clients; then each load's creates run back to back, as ``simnn calibrate`` runs its
-batches, while the kernel's scheduler trace records every switch on every core (``perf sched
+creates at 64 clients; then each load's batch of ``--op`` (creates by default) runs back to back,
+as ``simnn calibrate`` runs its batches, while the kernel's scheduler trace records every switch on every core (``perf sched
 record -a`` on the monotonic clock, one recording for all of them). ``perf sched timehist`` gives,
 for each switch to a thread, how long it waited to run from its wake-up (the scheduling delay);
 each batch keeps the switches inside its timed part (not its preparation or clean-up). Per group
@@ -40,7 +41,7 @@ import numpy as np
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
 
 from mimesisbench.micro.bench import run_micro
-from mimesisbench.micro.config import MicroConfig
+from mimesisbench.micro.config import OPERATIONS, MicroConfig
 
 #: seconds the trace records before the first batch starts (perf's own start-up)
 LEAD_S = 1.0
@@ -86,8 +87,9 @@ def report(groups: dict[str, np.ndarray]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--unfair", action="store_true", help="The namesystem lock not fair (dfs.namenode.fslock.fair false).")
+    ap.add_argument("--op", default="create", choices=sorted(OPERATIONS), help="micro's operation.")
     ap.add_argument("--loads", default="16,32,64", help="micro's closed-loop clients.")
-    ap.add_argument("--files", type=int, default=30_000, help="Creates per load.")
+    ap.add_argument("--files", type=int, default=30_000, help="Operations per load.")
     ap.add_argument("--heap", default="2g")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="mb-sched-") as traces:
@@ -110,7 +112,7 @@ def measure(a: argparse.Namespace, traces: Path) -> None:
         batches = []
         try:
             for clients in (int(c) for c in a.loads.split(",")):
-                result = run_micro(MicroConfig(op="create", files=a.files, concurrency=clients,
+                result = run_micro(MicroConfig(op=a.op, files=a.files, concurrency=clients,
                                                backend=f"{cluster.url}/c{clients}")).to_json()
                 # the timed part: it ended before the clean-up, which ended now
                 end = time.monotonic() - float(result["cleanup_s"])
@@ -122,7 +124,7 @@ def measure(a: argparse.Namespace, traces: Path) -> None:
                                   text=True, check=True).stdout
         for clients, result, start, end in batches:
             lat = result["latency_ms"]
-            print(f"create x {clients} ({'unfair' if a.unfair else 'fair'} lock): {float(result['ops_per_s']):,.0f} ops/s"
+            print(f"{a.op} x {clients} ({'unfair' if a.unfair else 'fair'} lock): {float(result['ops_per_s']):,.0f} ops/s"
                   f"  p50 {float(lat['p50']):.2f}  p99 {float(lat['p99']):.2f} ms; its timed part's scheduling"
                   f" delays (ms), {end - start:.2f} s:")
             report(delays(timehist, start, end))

@@ -3,17 +3,17 @@
     python bench/bench_sched_delays.py [--unfair] [--op create] [--loads 16,32,64] [--files 30000]
                                        [--heap 2g]
 
-A fresh managed HDFS (NameNode and DataNode from Maven Central jars) is warmed with 150,000
-creates at 64 clients; then each load's batch of ``--op`` (creates by default) runs back to back,
-as ``simnn calibrate`` runs its batches, while the kernel's scheduler trace records every switch on every core (``perf sched
-record -a`` on the monotonic clock, one recording for all of them). ``perf sched timehist`` gives,
-for each switch to a thread, how long it waited to run from its wake-up (the scheduling delay);
-each batch keeps the switches inside its timed part (not its preparation or clean-up). Per group
-of threads (the NameNode's handlers, its edit log's thread, its socket reader, the client's
-lane...; the thread names with their numbers removed) a line gives the switches, the delay's p50,
-p99 and maximum, how many delays exceeded 1 and 2 ms, and the group's time on a core: a thread
-every call passes through (the edit log's, the reader, the client's lane) delays every call in
-flight when it waits that long.
+A fresh managed HDFS (NameNode and DataNode from Maven Central jars) is warmed with 150,000 creates
+at 64 clients; then each load's batch of ``--op`` (creates by default) runs back to back, as ``simnn
+calibrate`` runs its batches, while the kernel's scheduler trace records every switch on every core
+(``perf sched record -a`` on the monotonic clock, one recording for all of them). ``perf sched
+timehist`` gives, for each switch to a thread, how long it waited to run from its wake-up (the
+scheduling delay); each batch keeps the switches inside its timed part (not its preparation or
+clean-up). Per group of threads (the NameNode's handlers, its edit log's thread, its socket reader,
+the client's lane...; the thread names with their numbers removed) a line gives the switches, the
+delay's p50, p99 and maximum, how many delays exceeded 1 and 2 ms, and the group's time on a core: a
+thread every call passes through (the edit log's, the reader, the client's lane) delays every call
+in flight when it waits that long.
 
 What it is for: ``simnn:`` puts a call's tail in a handler's stall, fitted on one load with the
 fair lock (docs/simnn.md, "Where a create's tail is, by lock and load"). The trace costs the host

@@ -63,14 +63,25 @@ def perf_allowed(scratch: Path) -> str | None:
     return None
 
 
-def delays(timehist: str, start: float, end: float) -> dict[str, np.ndarray]:
-    """Per group of threads (the name without its digits), the (scheduling delay, run time) of
-    each switch to one of them between ``start`` and ``end`` (the trace's clock, s), in ms."""
-    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+def switches(timehist: str) -> list[tuple[float, str, float, float]]:
+    """Each switch to a thread: (time on the trace's clock in s, its group: the thread's name
+    without its digits, its scheduling delay in ms, its run time in ms)."""
+    rows = []
     for line in timehist.splitlines():
         m = LINE.match(line)
-        if m and start <= float(m.group(1)) <= end:
-            rows[re.sub(r"\d+", "#", m.group(2).strip())].append((float(m.group(4)), float(m.group(5))))
+        if m:
+            rows.append((float(m.group(1)), re.sub(r"\d+", "#", m.group(2).strip()), float(m.group(4)),
+                         float(m.group(5))))
+    return rows
+
+
+def delays(seen: list[tuple[float, str, float, float]], start: float, end: float) -> dict[str, np.ndarray]:
+    """Per group of threads, the (scheduling delay, run time) in ms of each switch to one of them
+    between ``start`` and ``end`` (the trace's clock, s)."""
+    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for t, group, delay, run in seen:
+        if start <= t <= end:
+            rows[group].append((delay, run))
     return {name: np.array(v) for name, v in rows.items()}
 
 
@@ -120,14 +131,14 @@ def measure(a: argparse.Namespace, traces: Path) -> None:
         finally:
             perf.send_signal(signal.SIGINT)
             perf.wait()
-        timehist = subprocess.run(["perf", "sched", "timehist", "-i", str(data)], capture_output=True,
-                                  text=True, check=True).stdout
+        seen = switches(subprocess.run(["perf", "sched", "timehist", "-i", str(data)], capture_output=True,
+                                       text=True, check=True).stdout)
         for clients, result, start, end in batches:
             lat = result["latency_ms"]
             print(f"{a.op} x {clients} ({'unfair' if a.unfair else 'fair'} lock): {float(result['ops_per_s']):,.0f} ops/s"
                   f"  p50 {float(lat['p50']):.2f}  p99 {float(lat['p99']):.2f} ms; its timed part's scheduling"
                   f" delays (ms), {end - start:.2f} s:")
-            report(delays(timehist, start, end))
+            report(delays(seen, start, end))
         sys.stdout.flush()
 
 

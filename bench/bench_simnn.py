@@ -600,7 +600,7 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
             if fixed is None:
                 cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)
             else:  # its own measurements are still what its again: rows are compared with
-                cal, measured = fixed, calibration_measurements(kept, Calibration.load(kept / "calibration.json"))
+                cal, measured = fixed, calibration_measurements(kept, Calibration.load(calibration_file(kept)))
             cal_dir = work / f"cal{n}"
             cal_dir.mkdir()
             cal.write(cal_dir / "calibration.json")

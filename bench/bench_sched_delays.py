@@ -1,7 +1,7 @@
 """Which threads wait to run, and how long, while micro batches run against a managed NameNode.
 
     python bench/bench_sched_delays.py [--unfair] [--op create] [--loads 16,32,64] [--files 30000]
-                                       [--heap 2g]
+                                       [--heap 2g] [--no-trace]
 
 A fresh managed HDFS (NameNode and DataNode from Maven Central jars) is warmed with 150,000 creates
 at 64 clients; then each load's batch of ``--op`` (creates by default) runs back to back, as ``simnn
@@ -20,6 +20,13 @@ fair lock (docs/simnn.md, "Where a create's tail is, by lock and load"). The tra
 CPU on every switch and slows the NameNode: the rates printed are not the validation's, and the
 figures are for who waits and how often, not for the model's costs.
 
+``--no-trace``: the same cluster, warm-up and batches without the trace, their throughput and
+latency alone: what the trace costs, against a run with it.
+
+Apart from the NameNode's and the client's threads, a line per batch gives the other threads' runs
+of 0.5 ms or more (the JVM's compiler and collector, the DataNode, the kernel's workers): how often,
+how long, and the share of one core; ``simnn:`` leaves that work out.
+
 Needs ``perf`` with the scheduler's tracepoints allowed (root, or ``perf_event_paranoid`` at -1);
 says so and exits 2 otherwise.
 """
@@ -36,6 +43,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
@@ -47,6 +55,12 @@ from mimesisbench.micro.config import OPERATIONS, MicroConfig
 LEAD_S = 1.0
 #: the groups printed, busiest first
 TOP = 8
+#: the threads ``simnn:`` models (the NameNode's handlers, edit log, socket reader, responder, and
+#: the client), by the start of their group's name; every other thread's long runs are the host's
+#: other work, printed apart. perf is the trace itself, and left out of it
+MODELLED = ("IPC Server hand", "FSEditLogAsync", "Socket Reader", "IPC Server Resp", "IPC Server list", "python")
+#: a run on a core at least this long (ms) counts as one of the host's other bursts
+LONG_RUN_MS = 0.5
 #: one ``perf sched timehist`` line: time (s), [cpu], name[tid(/pid)], wait, scheduling delay, run (ms)
 LINE = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+(.+?)\[\d+(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
 
@@ -95,6 +109,23 @@ def report(groups: dict[str, np.ndarray]) -> None:
               f" {int((d > 1).sum()):6d} {int((d > 2).sum()):6d} {a[:, 1].sum():8.0f}")
 
 
+def other_work(groups: dict[str, np.ndarray], seconds: float) -> None:
+    """The runs of at least ``LONG_RUN_MS`` of every thread the model leaves out (the JVM's
+    compiler and collector, the DataNode, the kernel's workers...): how often, how long, and the
+    share of one core they took, with the groups that had most of them."""
+    runs = {name: a[:, 1][a[:, 1] >= LONG_RUN_MS] for name, a in groups.items()
+            if not name.startswith(MODELLED) and not name.startswith("perf")}
+    every = np.concatenate(list(runs.values()) or [np.zeros(0)])
+    if not every.size:
+        print(f"   other threads: no run of {LONG_RUN_MS} ms or more")
+        return
+    top = sorted(runs.items(), key=lambda kv: -float(kv[1].sum()))[:3]
+    print(f"   other threads' runs of {LONG_RUN_MS} ms or more: {every.size / seconds:.1f} a second, mean"
+          f" {every.mean():.2f} ms (p50 {np.percentile(every, 50):.2f}, p90 {np.percentile(every, 90):.2f}),"
+          f" {every.sum() / seconds / 10:.1f} % of one core; most from "
+          + ", ".join(f"{name.strip()} ({r.sum():.0f} ms)" for name, r in top if r.size))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--unfair", action="store_true", help="The namesystem lock not fair (dfs.namenode.fslock.fair false).")
@@ -102,7 +133,11 @@ def main() -> None:
     ap.add_argument("--loads", default="16,32,64", help="micro's closed-loop clients.")
     ap.add_argument("--files", type=int, default=30_000, help="Operations per load.")
     ap.add_argument("--heap", default="2g")
+    ap.add_argument("--no-trace", action="store_true", help="The same batches without the trace (its cost).")
     a = ap.parse_args()
+    if a.no_trace:
+        measure_untraced(a)
+        return
     with tempfile.TemporaryDirectory(prefix="mb-sched-") as traces:
         why = perf_allowed(Path(traces))
         if why is not None:
@@ -111,11 +146,34 @@ def main() -> None:
         measure(a, Path(traces))
 
 
+def warm(url: str) -> None:
+    """The warm-up: a fresh JVM interprets before it compiles."""
+    run_micro(MicroConfig(op="create", files=150_000, backend=f"{url}/warm", concurrency=64))
+
+
+def measure_untraced(a: argparse.Namespace) -> None:
+    """The warm-up and the loads as ``measure`` runs them, without the trace."""
+    with fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
+        warm(cluster.url)
+        time.sleep(LEAD_S)  # as long as ``measure`` gives perf to start
+        for clients in (int(c) for c in a.loads.split(",")):
+            result = run_micro(MicroConfig(op=a.op, files=a.files, concurrency=clients,
+                                           backend=f"{cluster.url}/c{clients}")).to_json()
+            print(headline(a, clients, result) + " (no trace)")
+            sys.stdout.flush()
+
+
+def headline(a: argparse.Namespace, clients: int, result: dict[str, Any]) -> str:
+    """A batch's operation, load, lock, throughput and latency."""
+    lat = result["latency_ms"]
+    return (f"{a.op} x {clients} ({'unfair' if a.unfair else 'fair'} lock): {float(result['ops_per_s']):,.0f} ops/s"
+            f"  p50 {float(lat['p50']):.2f}  p99 {float(lat['p99']):.2f} ms")
+
+
 def measure(a: argparse.Namespace, traces: Path) -> None:
     """The warm-up, the loads back to back in one trace (its data in ``traces``), and the report."""
     with fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
-        # a warm-up: a fresh JVM interprets before it compiles
-        run_micro(MicroConfig(op="create", files=150_000, backend=f"{cluster.url}/warm", concurrency=64))
+        warm(cluster.url)
         data = traces / "sched.data"
         perf = subprocess.Popen(["perf", "sched", "record", "-k", "CLOCK_MONOTONIC", "-a", "-o", str(data)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -134,11 +192,10 @@ def measure(a: argparse.Namespace, traces: Path) -> None:
         seen = switches(subprocess.run(["perf", "sched", "timehist", "-i", str(data)], capture_output=True,
                                        text=True, check=True).stdout)
         for clients, result, start, end in batches:
-            lat = result["latency_ms"]
-            print(f"{a.op} x {clients} ({'unfair' if a.unfair else 'fair'} lock): {float(result['ops_per_s']):,.0f} ops/s"
-                  f"  p50 {float(lat['p50']):.2f}  p99 {float(lat['p99']):.2f} ms; its timed part's scheduling"
-                  f" delays (ms), {end - start:.2f} s:")
-            report(delays(seen, start, end))
+            print(f"{headline(a, clients, result)}; its timed part's scheduling delays (ms), {end - start:.2f} s:")
+            groups = delays(seen, start, end)
+            report(groups)
+            other_work(groups, end - start)
         sys.stdout.flush()
 
 

@@ -151,14 +151,18 @@ def warm(url: str) -> None:
     run_micro(MicroConfig(op="create", files=150_000, backend=f"{url}/warm", concurrency=64))
 
 
+def batch(a: argparse.Namespace, url: str, clients: int) -> dict[str, Any]:
+    """One load's batch of ``--op``, as both ways run it: its micro result."""
+    return run_micro(MicroConfig(op=a.op, files=a.files, concurrency=clients, backend=f"{url}/c{clients}")).to_json()
+
+
 def measure_untraced(a: argparse.Namespace) -> None:
     """The warm-up and the loads as ``measure`` runs them, without the trace."""
     with fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
         warm(cluster.url)
         time.sleep(LEAD_S)  # as long as ``measure`` gives perf to start
         for clients in (int(c) for c in a.loads.split(",")):
-            result = run_micro(MicroConfig(op=a.op, files=a.files, concurrency=clients,
-                                           backend=f"{cluster.url}/c{clients}")).to_json()
+            result = batch(a, cluster.url, clients)
             print(headline(a, clients, result) + " (no trace)")
             sys.stdout.flush()
 
@@ -181,8 +185,7 @@ def measure(a: argparse.Namespace, traces: Path) -> None:
         batches = []
         try:
             for clients in (int(c) for c in a.loads.split(",")):
-                result = run_micro(MicroConfig(op=a.op, files=a.files, concurrency=clients,
-                                               backend=f"{cluster.url}/c{clients}")).to_json()
+                result = batch(a, cluster.url, clients)
                 # the timed part: it ended before the clean-up, which ended now
                 end = time.monotonic() - float(result["cleanup_s"])
                 batches.append((clients, result, end - float(result["elapsed_s"]), end))

@@ -22,7 +22,9 @@
 //! batch's answers one after the other (`edit_s` of CPU each, on a core it takes after the I/O)
 //! before its next sync, and each answer leaves as it is sent. A call's handler is descheduled (it
 //! stalls) at most once per pass, at the first of two points where at least `cores` other bursts
-//! are waiting for a core (twice as many threads runnable as cores): as it is woken from a park for
+//! are waiting for a core (twice as many threads runnable as cores), or, for a call with draws for
+//! it (`stall_gate` after the lock, `stall_gate_wake` as it wakes: a write's), where its draw there
+//! is under min(1, the run queue / `stall_queue`): as it is woken from a park for
 //! the lock, for `stall_wake` when > 0 (fair: the lock reserved for it waits too; not fair: anyone
 //! may take it meanwhile), or after its work under the lock, for `stall` when > 0 (times (the run
 //! queue then / `stall_queue`)^`stall_power` where the call's `stall_queue` > 0), with the lock
@@ -115,6 +117,11 @@ pub struct Calls<'a> {
     // work under the lock lasts `stall` times (the queue as it starts / this)^`stall_power`
     // (0: `stall`, whatever the queue)
     pub stall_queue: &'a [f64],
+    // a call's draws in [0, 1) for whether its stall comes, after its work under the lock and as
+    // its handler wakes for it: it does when the draw is under min(1, the run queue then /
+    // `stall_queue`); below 0 (or where `stall_queue` is 0): whenever `contended`
+    pub gate: &'a [f64],
+    pub gate_wake: &'a [f64],
     pub net: &'a [f64],
     pub lock: &'a [u8],
     pub s_lock: &'a [f64],
@@ -390,6 +397,17 @@ impl<'a> Sim<'a> {
         self.queue >= self.set.cores.max(1)
     }
 
+    /// Whether a call drawn to stall does so now: with the chance min(1, run queue / its
+    /// `stall_queue`) where it has a draw `u` for it (a write's), else whenever `contended`.
+    fn stalls_now(&self, call: usize, u: f64) -> bool {
+        let per = self.calls.stall_queue[call];
+        if u >= 0.0 && per > 0.0 {
+            u < (self.queue as f64 / per).min(1.0)
+        } else {
+            self.contended()
+        }
+    }
+
     /// A stall after the work under the lock, as it starts: its length scaled by the run queue
     /// now, where the call gives the queue its length is for.
     fn scaled(&self, call: usize, stall: f64) -> f64 {
@@ -405,7 +423,7 @@ impl<'a> Sim<'a> {
     /// the cores are wanted (once per pass), then awake.
     fn woken(&mut self, call: usize) {
         let stall = self.calls.stall_wake[call];
-        if stall > 0.0 && self.contended() && !self.stalled[call] {
+        if stall > 0.0 && !self.stalled[call] && self.stalls_now(call, self.calls.gate_wake[call]) {
             // descheduled as it wakes (its stall, once per pass): fair, the lock reserved for it
             // waits; not fair, anyone may take it meanwhile
             self.stalled[call] = true;
@@ -643,7 +661,7 @@ impl<'a> Sim<'a> {
                 let stall = self.calls.stall[call];
                 let used = std::mem::take(&mut self.stalled[call]);
                 self.queue_seen[call] = self.queue as u32;
-                if stall > 0.0 && self.contended() && !used {
+                if stall > 0.0 && !used && self.stalls_now(call, self.calls.gate[call]) {
                     let stall = self.scaled(call, stall);
                     self.stall_len[call] = stall;
                     // another burst wants a core (and it did not stall as it woke in this pass):
@@ -796,7 +814,7 @@ type Times<'py> = (
 /// scales with the queue; `client`: the client of each call (all one client when absent), each
 /// with `outstanding` slots.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None, stall_gate=None, stall_gate_wake=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -830,10 +848,13 @@ fn simulate_namenode<'py>(
     edit_s: f64,
     client: Option<PyReadonlyArray1<'py, u32>>,
     s_spin: Option<PyReadonlyArray1<'py, f64>>,
+    stall_gate: Option<PyReadonlyArray1<'py, f64>>,
+    stall_gate_wake: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
     let no_spin = vec![0.0f64; if s_spin.is_none() { n } else { 0 }];
+    let no_gate = vec![-1.0f64; if stall_gate.is_none() || stall_gate_wake.is_none() { n } else { 0 }];
     if handlers == 0 {
         return Err(PyValueError::new_err("simulate_namenode: handlers must be at least 1"));
     }
@@ -852,6 +873,14 @@ fn simulate_namenode<'py>(
         stall: slice(&stall, "stall", n)?,
         stall_wake: slice(&stall_wake, "stall_wake", n)?,
         stall_queue: slice(&stall_queue, "stall_queue", n)?,
+        gate: match &stall_gate {
+            Some(g) => slice(g, "stall_gate", n)?,
+            None => &no_gate,
+        },
+        gate_wake: match &stall_gate_wake {
+            Some(g) => slice(g, "stall_gate_wake", n)?,
+            None => &no_gate,
+        },
         net: slice(&net, "net", n)?,
         lock: slice(&lock, "lock", n)?,
         s_lock: slice(&s_lock, "s_lock", n)?,
@@ -877,6 +906,9 @@ fn simulate_namenode<'py>(
     }
     if !(edit_s.is_finite() && edit_s >= 0.0) {
         return Err(PyValueError::new_err("simulate_namenode: edit_s must be a finite duration >= 0"));
+    }
+    if calls.gate.iter().chain(calls.gate_wake.iter()).any(|&u| u.is_nan() || u >= 1.0) {
+        return Err(PyValueError::new_err("simulate_namenode: stall_gate and stall_gate_wake must be below 1 (below 0: no draw)"));
     }
     if !(stall_power.is_finite() && stall_power >= 0.0) {
         return Err(PyValueError::new_err("simulate_namenode: stall_power must be a finite number >= 0"));

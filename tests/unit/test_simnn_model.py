@@ -106,8 +106,9 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
                      server_wake_s=40e-6,
                      stall_p=0.01, stall_s=2e-3, stall_queue=3.0),
+        # a write whose stall comes with a chance growing with the run queue (its draws for it)
         OpCode.CREATE: OpCost(15e-6, 80e-6, 60e-6, lock_share=0.7, server_wake_s=100e-6, server_spin_s=30e-6,
-                              handler_wake_s=30e-6, stall_p=0.02, stall_s=1e-3),
+                              handler_wake_s=30e-6, stall_p=0.02, stall_s=1e-3, stall_queue=1.5),
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
@@ -442,6 +443,80 @@ def test_a_stall_after_the_lock_scales_with_the_run_queue_it_is_the_length_for(
     times = simulate(made, cal.settings, 0, engine=engine)
     assert times.run_queue[0] == 2
     assert times.end[0] * 1e3 == pytest.approx(0.1 + stall_ms)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("calls", "stall_queue", "draw", "stall_ms"), [
+    (4, 4.0, 0.4, 2 ** -0.5),  # 2 bursts wait, chance 2/4 = 0.5 > 0.4: it stalls (1 ms * (2/4) ** 0.5)
+    (4, 4.0, 0.6, 0.0),  # the same queue, its draw over the chance: no stall
+    (4, 1.0, 0.99, 2 ** 0.5),  # chance min(1, 2/1) = 1: it stalls, 1 ms * 2 ** 0.5
+    (3, 4.0, 0.2, 0.5),  # 1 burst waits (fewer than the 2 cores): chance 1/4 > 0.2, it stalls 1 ms * (1/4) ** 0.5
+    (3, 4.0, -1.0, 0.0),  # no draw (a read's): the cores gate, 1 burst waiting is not 2: no stall
+    (4, 4.0, -1.0, 2 ** -0.5),  # no draw: 2 bursts waiting are the 2 cores': it stalls
+])
+def test_a_write_s_stall_comes_with_a_chance_growing_with_the_run_queue(
+        engine: str, calls: int, stall_queue: float, draw: float, stall_ms: float) -> None:
+    """A write and two or three calls that take no lock, due 10 us apart on two cores, 100 us of
+    work each (under the lock for the write). As the write's work ends (at 100 us) one burst waits
+    for a core per call beyond two. The write was drawn to stall 1 ms (scaled by (the queue /
+    stall_queue) ** STALL_QUEUE_POWER); it does when its draw is under min(1, the queue /
+    stall_queue), and without a draw whenever the queue holds as many bursts as there are cores."""
+    cal = Calibration({WRITE: replace(constant(100e-6), stall_queue=stall_queue)}, settings(cores=2))
+    made, _ = make_calls(np.full(calls, int(WRITE), dtype=np.uint8), np.arange(calls) * 10e-6, cal, seed=0)
+    lock = made.lock.copy()
+    lock[1:] = LOCK_NONE
+    gate = np.full(calls, -1.0)
+    gate[0] = draw
+    made = replace(made, lock=lock, stall=np.array([1e-3] + [0.0] * (calls - 1)), stall_gate=gate)
+    times = simulate(made, cal.settings, 0, engine=engine)
+    assert times.run_queue[0] == calls - 2
+    assert times.end[0] * 1e3 == pytest.approx(0.1 + stall_ms)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fair", [True, False])
+def test_a_write_woken_for_the_lock_stalls_with_a_chance_growing_with_the_run_queue(engine: str, fair: bool) -> None:
+    """The case below (W2 woken for the lock while one burst waits for the one core), W2 with a
+    stall_queue of 4 and a draw for its stall as it wakes: under the chance 1/4 it stalls as the
+    gate made it (ends at 1,140 us), over it not at all; its draw after the lock plays no part."""
+    cal, calls = _woken_on_a_busy_core(fair, stall_wake=1e-3)
+    gated = replace(calls, stall_queue=np.full(5, 4.0), stall_gate=np.full(5, 0.99))
+    under = simulate(replace(gated, stall_gate_wake=np.array([-1.0, 0.2, -1.0, -1.0, -1.0])), cal.settings, 0,
+                     engine=engine)
+    assert under.end[1] * 1e6 == pytest.approx(1140.0)
+    over = simulate(replace(gated, stall_gate_wake=np.array([-1.0, 0.3, -1.0, -1.0, -1.0])), cal.settings, 0,
+                    engine=engine)
+    assert over.end[1] < 1000e-6
+
+
+@pytest.mark.parametrize("bad", [1.0, float("nan")])
+def test_the_native_loop_refuses_a_draw_for_the_stall_s_chance_not_below_one(bad: float) -> None:
+    cal = Calibration({WRITE: replace(constant(10e-6), stall_queue=2.0)}, settings(cores=2))
+    made, _ = make_calls(np.full(3, int(WRITE), dtype=np.uint8), np.zeros(3), cal, seed=0)
+    for name in ("stall_gate", "stall_gate_wake"):
+        with pytest.raises(ValueError, match="stall_gate and stall_gate_wake must be below 1"):
+            simulate(replace(made, **{name: np.array([0.5, bad, -1.0])}), cal.settings, 0, engine="native")
+
+
+def test_a_write_s_draws_for_its_stall_s_chance_leave_every_other_draw_as_it_was() -> None:
+    """The gate's draws come after every other (``make_calls``): a calibration whose writes give
+    a stall_queue draws them in [0, 1) for its writes (-1 for its reads) and every other array
+    exactly as one whose writes do not, which has no draws (-1 throughout)."""
+    base = {READ: replace(constant(50e-6), stall_p=0.1, stall_s=1e-3, stall_queue=2.0, cpu_cv=0.5),
+            WRITE: replace(constant(80e-6), stall_p=0.1, stall_s=1e-3, cpu_cv=0.5)}
+    ops = np.where(np.arange(1000) % 3 == 0, int(WRITE), int(READ)).astype(np.uint8)
+    plain, _ = make_calls(ops, np.zeros(1000), Calibration(base, settings()), seed=5)
+    gated, _ = make_calls(ops, np.zeros(1000), Calibration({**base, WRITE: replace(base[WRITE], stall_queue=3.0)},
+                                                           settings()), seed=5)
+    writes = ops == int(WRITE)
+    for gate in (gated.stall_gate, gated.stall_gate_wake):
+        assert np.all((gate[writes] >= 0) & (gate[writes] < 1)) and np.all(gate[~writes] == -1.0)
+        assert 0.4 < float(gate[writes].mean()) < 0.6
+    assert not np.array_equal(gated.stall_gate[writes], gated.stall_gate_wake[writes])
+    np.testing.assert_array_equal(plain.stall_gate, -1.0)
+    np.testing.assert_array_equal(plain.stall_gate_wake, -1.0)
+    for name in ("c_send", "c_recv", "net", "s_lock", "s_post", "stall", "stall_wake"):
+        np.testing.assert_array_equal(getattr(plain, name), getattr(gated, name))
 
 
 @pytest.mark.parametrize("engine", ENGINES)

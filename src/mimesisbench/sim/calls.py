@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import STALL_MEAN, Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
+from mimesisbench.sim.model import LOCK_WRITE, STALL_MEAN, Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ class Calls:
     stall: NDArray[np.float64]  # after the call's work under the lock
     stall_wake: NDArray[np.float64]  # as its handler is woken from a park for the lock
     stall_queue: NDArray[np.float64]  # the run queue its stall after the lock is the length for (0: any)
+    # a write's draws in [0, 1) for whether its stall comes, after the lock and as its handler
+    # wakes for it: it does when the draw is under min(1, the run queue then / stall_queue); -1
+    # (a read's, or where stall_queue is 0): whenever at least ``cores`` bursts wait for a core
+    stall_gate: NDArray[np.float64]
+    stall_gate_wake: NDArray[np.float64]
     net: NDArray[np.float64]
     lock: NDArray[np.uint8]
     s_lock: NDArray[np.float64]
@@ -92,6 +97,8 @@ def make_calls(
         s_spin[rows] = cost.server_spin_s
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
+    # drawn after every other draw, so that those stay as they were before the gate was drawn
+    stall_gate, stall_gate_wake = _stall_gates(rng, lock, stall_queue)
     calls = Calls(
         arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
         c_send=c_send,
@@ -104,6 +111,8 @@ def make_calls(
         stall=stall,
         stall_wake=stall_wake,
         stall_queue=stall_queue,
+        stall_gate=stall_gate,
+        stall_gate_wake=stall_gate_wake,
         net=net,
         lock=lock,
         s_lock=s_lock,
@@ -149,3 +158,15 @@ def _fill_stalls(rng: np.random.Generator, cost: OpCost, rows: NDArray[np.intp],
     stall[rows] = np.where(stalls, rng.exponential(cost.stall_s * STALL_MEAN, m), 0.0)
     beyond = cost.stall_p * np.exp(-1.0 / STALL_MEAN)  # P(an exponential stall > stall_s)
     stall_wake[rows] = np.where(rng.random(m) < beyond, cost.stall_s, 0.0)
+
+
+def _stall_gates(rng: np.random.Generator, lock: NDArray[np.uint8],
+                 stall_queue: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each write's two draws for its stall's gate, after the lock and as it wakes for it (where
+    its operation gives the run queue its stall is for; ``sim.model`` says why), -1 elsewhere."""
+    after = np.full(lock.size, -1.0)
+    wake = np.full(lock.size, -1.0)
+    rows = np.flatnonzero((lock == LOCK_WRITE) & (stall_queue > 0))
+    after[rows] = rng.random(rows.size)
+    wake[rows] = rng.random(rows.size)
+    return after, wake

@@ -60,7 +60,8 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
             colocated=settings.colocated, sync_s=settings.sync_s, fair=settings.fair, wake_s=settings.wake_s,
             park_s=settings.park_s, async_edits=settings.async_edits, dispatch_s=settings.dispatch_s,
             edit_s=settings.edit_s, client=client, stall_wake=calls.stall_wake, stall_queue=calls.stall_queue,
-            stall_power=STALL_QUEUE_POWER, s_spin=calls.s_spin,
+            stall_power=STALL_QUEUE_POWER, s_spin=calls.s_spin, stall_gate=calls.stall_gate,
+            stall_gate_wake=calls.stall_gate_wake,
         )
         return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "native", float(core_wait))
     start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait = simulate_reference(

@@ -72,6 +72,13 @@ A stall after the work under the lock lasts its drawn length times (the run queu
 does for every operation (a thread descheduled behind fewer runnable threads waits less; with the
 heavy load's length at every load a read's p99 came out over at lighter ones). A stall as the
 handler wakes is not scaled (scaling it too shortened the runs' tails; ``docs/simnn.md``).
+A write's stall (where its operation gives ``stall_queue``) does not come whenever ``cores`` bursts
+wait: at either point it comes with the chance min(1, the run queue then / ``stall_queue``), a draw
+of its own at each (``sim.calls``). Why: all or nothing on the run queue put the fair creates' p99
+at 16 and 32 clients on a cliff (+134 % in one session, −31 % in another, as small changes
+elsewhere threw it across; ``docs/simnn.md``, session 62), where a thread competes for a core the
+more the longer the queue. A read's keeps the gate: with the chance its tail came out shorter
+than measured (the read-heavy type's p99 13-31 % under, from −21 to +6 %).
 CPU bursts are gamma-distributed around their means (coefficient of variation ``cpu_cv``); the
 delay is log-normal (median ``delay_s``, shape ``delay_sigma``).
 

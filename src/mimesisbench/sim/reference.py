@@ -119,14 +119,14 @@ class RWLock:
     the lock, whether it runs on a core already, or the event of the core it asked for as it
     woke: it asks at once, as the native loop's thread does, before others woken with it); each
     park is counted in ``parks`` (per call).
-    A woken thread whose call stalls there (``stall``: each call's stall as it wakes for the lock)
-    is descheduled first when the cores are wanted, and marks its pass's stall spent in
+    A woken thread whose call stalls there (``calls.stall_wake``: each call's stall as it wakes for
+    the lock) is descheduled first when it stalls now (``stalls_now``), and marks its pass's stall spent in
     ``stalled`` (per call; the handler clears it)."""
 
     def __init__(self, env: simpy.Environment, settings: ServerSettings, cores: Cores,
-                 parks: np.ndarray, stall: np.ndarray, stalled: np.ndarray) -> None:
+                 parks: np.ndarray, calls: Calls, stalled: np.ndarray) -> None:
         self.env = env
-        self.stall = stall
+        self.calls = calls
         self.stalled = stalled
         self.fair = settings.fair
         self.wake_s = settings.wake_s
@@ -187,10 +187,11 @@ class RWLock:
             self.env.process(self._wake_head())
 
     def _descheduled(self, call: int) -> float:
-        """The stall of a thread woken from its park while at least ``cores`` bursts wait for a
-        core (its call's stall as it wakes, once per pass through the NameNode), else 0."""
-        stall = float(self.stall[call])
-        if stall > 0 and not self.stalled[call] and self.cores.wanted:
+        """The stall of a thread woken from its park when its call stalls now (``stalls_now``: its
+        stall as it wakes, once per pass through the NameNode), else 0."""
+        stall = float(self.calls.stall_wake[call])
+        if stall > 0 and not self.stalled[call] and stalls_now(self.calls, call, float(self.calls.stall_gate_wake[call]),
+                                                               self.cores):
             self.stalled[call] = True
             return stall
         return 0.0
@@ -270,6 +271,16 @@ class EditLog:
             batch, self.next_batch = self.next_batch, []
 
 
+def stalls_now(calls: Calls, call: int, draw: float, cores: Cores) -> bool:
+    """Whether call ``call``, drawn to stall, does so now: with the chance min(1, the run queue /
+    its ``stall_queue``) where it has a ``draw`` for it (a write's, ``Calls.stall_gate``), else
+    whenever the cores are wanted."""
+    per = float(calls.stall_queue[call])
+    if draw >= 0 and per > 0:
+        return draw < min(1.0, cores.waiting / per)
+    return cores.wanted
+
+
 def stall_length(calls: Calls, call: int, waiting: int) -> float:
     """Call ``call``'s stall after its work under the lock as it starts, ``waiting`` bursts waiting
     for a core: its drawn length, scaled by the run queue where its operation gives the queue
@@ -294,7 +305,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     handlers = Pool(env, settings.handlers, cores)
     parks = np.zeros(n, dtype=np.uint8)
     stalled = np.zeros(n, dtype=bool)  # the pass's stall was spent at a wake-up from a park
-    lock = RWLock(env, settings, cores, parks, calls.stall_wake, stalled)
+    lock = RWLock(env, settings, cores, parks, calls, stalled)
     log = EditLog(env, settings.sync_s, cores, settings.edit_s if settings.async_edits else 0.0)
     busy = {"client": 0, "server": 0}  # client bursts started or waiting; calls in the NameNode
     client_last_end = [float("-inf")]
@@ -365,7 +376,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
         # descheduled (twice as many bursts runnable as cores), with then without the lock
         used, stalled[i] = bool(stalled[i]), False
         queue[i] = cores.waiting
-        if calls.stall[i] > 0 and not used and cores.wanted:
+        if calls.stall[i] > 0 and not used and stalls_now(calls, i, float(calls.stall_gate[i]), cores):
             stall = stall_length(calls, i, cores.waiting)
             cores.give()
             held, after = float(calls.s_lock[i]), float(calls.s_post[i])

@@ -16,7 +16,15 @@ import pytest
 from tests.unit.cli_run import run_cli
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit import OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
+from mimesisbench.sim.fit import (
+    WAKE_MAX_SHARE,
+    OpMeasurement,
+    Simulated,
+    _client_split,
+    calibrate,
+    edit_thread_cpu,
+    simulate_measurement,
+)
 from mimesisbench.sim.fit_check import fit_misses
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro
@@ -84,6 +92,26 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
     assert fitted.stall_queue == pytest.approx(at[2].stall_queue, rel=0.2)
     assert cal.settings.wake_s == SETTINGS.wake_s  # the heavy load reached: the hand-over stays as set
     assert cal.settings.dispatch_s == SETTINGS.dispatch_s  # and no switch between threads is added
+
+
+@pytest.mark.parametrize(("wakes", "work_us", "wake_us"), [
+    # 1, 0.5 and 0 wake-ups a call: 20 us of work and 30 a wake-up give 50, 35 and 20 exactly
+    ((1.0, 0.5, 0.0), 20.0, 30.0),
+    # 0.01, 0.005, 0: unbounded, the wake-up would be 3 ms (30 us over a hundredth of a wake-up);
+    # it stops at WAKE_MAX_SHARE times the light load's 50 us
+    ((0.01, 0.005, 0.0), None, WAKE_MAX_SHARE * 50.0),
+])
+def test_the_client_s_wake_up_is_split_from_its_work_and_bounded_by_the_light_load_s_cpu(
+        wakes: tuple[float, ...], work_us: float | None, wake_us: float) -> None:
+    loads = tuple(OpMeasurement(OpCode.CREATE, 1000, k, 1000.0, 1e-3, 1e-3, 2e-3, cpu * 1e-6, 50e-6)
+                  for k, cpu in zip(LOADS, (50.0, 35.0, 20.0), strict=True))
+    sims = [Simulated(1000.0, 1e-3, 1e-3, 2e-3, client_wakes=w) for w in wakes]
+    work, wake, error = _client_split(loads, sims)
+    assert wake * 1e6 == pytest.approx(wake_us)
+    if work_us is not None:
+        assert work * 1e6 == pytest.approx(work_us) and error == pytest.approx(0.0, abs=1e-9)
+    else:
+        assert error > 0.1  # the bound leaves the light load's CPU short
 
 
 def test_a_cpu_that_no_split_into_work_and_wake_ups_gives_is_named_as_a_miss() -> None:

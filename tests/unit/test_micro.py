@@ -55,7 +55,7 @@ def test_every_operation_runs_on_memory(op: str) -> None:
     result = run_micro(MicroConfig(op=op, files=300, backend="memory", concurrency=4, dirs=3))
     data = result.to_json()
     assert JSON_FIELDS <= set(data)
-    assert set(data["latency_ms"]) == {"mean", "p50", "p90", "p99", "max"}
+    assert set(data["latency_ms"]) == {"mean", "p50", "p90", "p99", "p999", "max"}
     assert data["errors"] == 0, data["errors_by_outcome"]
     assert result.summary["operations"] == 300
     assert data["ops_per_s"] > 0 and data["elapsed_s"] > 0
@@ -179,6 +179,7 @@ def test_latency_summary_is_derived_from_raw_samples() -> None:
     assert summary["mean"] == pytest.approx(50.5)
     assert summary["p50"] == pytest.approx(50.5)
     assert summary["p99"] == pytest.approx(99.01)
+    assert summary["p999"] == pytest.approx(99.901)
     assert summary["max"] == pytest.approx(100.0)
     assert latency_summary_ms(np.zeros(0, dtype=np.int64))["p90"] == 0.0
 

@@ -28,7 +28,7 @@ from mimesisbench.sim.fit import (
 from mimesisbench.sim.fit_check import fit_misses
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro
-from mimesisbench.study.simnn_calibration import write_calibration
+from mimesisbench.study.simnn_calibration import median_measurement, write_calibration
 
 SETTINGS = ServerSettings(handlers=10, cores=2, colocated=True, fair=True, sync_s=150e-6, wake_s=20e-6)
 LOADS = (1, 4, 32)
@@ -46,7 +46,8 @@ def measured(op: OpCode, cost: OpCost, clients: int, settings: ServerSettings = 
     return OpMeasurement(op=op, operations=CALLS, concurrency=clients,
                          ops_per_s=CALLS / float(times.end.max() - times.start.min()),
                          mean_s=float(service.mean()), p50_s=float(np.percentile(service, 50)),
-                         p99_s=float(np.percentile(service, 99)), client_cpu_s=client, server_cpu_s=server)
+                         p99_s=float(np.percentile(service, 99)), client_cpu_s=client, server_cpu_s=server,
+                         p90_s=float(np.percentile(service, 90)), p999_s=float(np.percentile(service, 99.9)))
 
 
 @pytest.mark.parametrize(("op", "truth"), [
@@ -84,6 +85,11 @@ def test_the_fit_reproduces_measurements_made_by_the_model(op: OpCode, truth: Op
         assert report[op.label][f"{load}_measured_server_cpu_us"] == pytest.approx(m.server_cpu_s * 1e6)
         assert report[op.label][f"{load}_fitted_server_cpu_us"] == pytest.approx(m.server_cpu_s * 1e6, rel=0.10), load
     assert not [miss for miss in fit_misses(report) if miss.figure == "NameNode CPU"]
+    # more of the tail, measured and as the model makes it, beside the rest (not fitted)
+    for load, m, sim in zip(("light", "middle", "heavy"), loads, at):
+        assert report[op.label][f"{load}_measured_p999_ms"] == pytest.approx(m.p999_s * 1e3)
+        assert report[op.label][f"{load}_fitted_p999_ms"] == pytest.approx(sim.p999_s * 1e3)
+        assert sim.p50_s <= sim.p90_s <= sim.p99_s <= sim.p999_s
     if op is OpCode.GETFILEINFO:  # a read's share of its work under the lock is a setting, not fitted
         assert fitted.lock_share == READ_LOCK_SHARE
     # a stall's length is for the heavy load's run queue where it may stall (as simulated before
@@ -231,6 +237,21 @@ def test_merging_calibrations_fits_the_median_of_each_measurement(
     assert [f["measured_at"] for f in merged.source["merged_from"]] == ["c0", "c1", "c2"]
     assert json.loads((tmp_path / "merged" / "micro.json").read_text()) == [{"from": "c0"}, {"from": "c1"}, {"from": "c2"}]
     assert merged.costs[OpCode.GETFILEINFO].server_cpu_s > 0  # fitted again (the inputs' 1 us is not kept)
+
+
+def test_the_tail_beyond_the_p99_is_merged_only_where_every_measurement_recorded_it() -> None:
+    """Calibrations made before session 64 have no p90 or p99.9 (0): the median of measurements
+    some of which lack one is 0 too (not recorded), and a fit report leaves it out."""
+    truth = OpCost(15e-6, 25e-6, 40e-6, delay_sigma=0.5, cpu_cv=0.5)
+    m = measured(OpCode.GETFILEINFO, truth, 4)
+    assert 0 < m.p99_s < m.p999_s
+    both = median_measurement([m, replace(m, p999_s=3 * m.p999_s), replace(m, p999_s=2 * m.p999_s)])
+    assert both.p999_s == pytest.approx(2 * m.p999_s) and both.p90_s == pytest.approx(m.p90_s)
+    older = replace(m, p90_s=0.0, p999_s=0.0)
+    assert median_measurement([m, older, m]).p999_s == 0.0
+    loads = [replace(measured(OpCode.GETFILEINFO, truth, c), p90_s=0.0, p999_s=0.0) for c in LOADS]
+    _, report = calibrate([(loads[0], loads[1], loads[2])], SETTINGS, {})
+    assert not [key for key in report["getfileinfo"] if "p999" in key or "p90" in key]
 
 
 def test_merge_fits_the_switch_and_the_read_s_lock_share_as_its_options_say(

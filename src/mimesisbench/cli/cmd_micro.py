@@ -19,12 +19,12 @@ def _print_table(result: object) -> None:
     data = result.to_json()
     lat = data["latency_ms"]
     table = Table(title=f"micro {data['op']}: {data['files']} ops, {data['concurrency']} clients ({data['client']})")
-    for name in ("ops/s", "elapsed s", "mean ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"):
+    for name in ("ops/s", "elapsed s", "mean ms", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors"):
         table.add_column(name, justify="right")
     table.add_row(
         f"{data['ops_per_s']:,.0f}",
         f"{data['elapsed_s']:.3f}",
-        *(f"{lat[k]:.3f}" for k in ("mean", "p50", "p90", "p99", "max")),
+        *(f"{lat[k]:.3f}" for k in ("mean", "p50", "p90", "p99", "p999", "max")),
         str(data["errors"]),
     )
     console = Console()

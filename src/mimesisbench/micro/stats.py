@@ -9,17 +9,18 @@ import numpy as np
 from mimesisbench.backends.base import Outcome
 from mimesisbench.micro.runner import Timings
 
-PERCENTILES = (50, 90, 99)
+#: the latency percentiles of a batch, by their keys (``p999``: the 99.9th, as a run's summary names it)
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
 
 
 def latency_summary_ms(latency_ns: np.ndarray) -> dict[str, float]:
-    """mean, p50, p90, p99 and max in milliseconds (zeros for an empty batch)."""
+    """mean, p50, p90, p99, p99.9 (``p999``) and max in milliseconds (zeros for an empty batch)."""
     if len(latency_ns) == 0:
-        return {"mean": 0.0, **{f"p{p}": 0.0 for p in PERCENTILES}, "max": 0.0}
+        return {"mean": 0.0, **{key: 0.0 for key in PERCENTILES}, "max": 0.0}
     ms = latency_ns.astype(np.float64) / 1e6
-    points = np.percentile(ms, PERCENTILES)
+    points = np.percentile(ms, list(PERCENTILES.values()))
     out = {"mean": float(ms.mean())}
-    out.update({f"p{p}": float(v) for p, v in zip(PERCENTILES, points)})
+    out.update({key: float(v) for key, v in zip(PERCENTILES, points, strict=True)})
     out["max"] = float(ms.max())
     return out
 

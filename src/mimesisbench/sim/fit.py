@@ -145,6 +145,10 @@ class OpMeasurement:
     p99_s: float
     client_cpu_s: float
     server_cpu_s: float
+    # more of the tail, recorded since session 64 for the fit's checks (0: not recorded, as in the
+    # calibrations made before)
+    p90_s: float = 0.0
+    p999_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,8 @@ class Simulated:
     # lock, where it may stall (at least ``cores`` waiting; 0: never so)
     stall_queue: float = 0.0
     core_wait_s: float = 0.0  # seconds per call that bursts waited for a core (the switch included)
+    p90_s: float = 0.0
+    p999_s: float = 0.0
 
 
 def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSettings, seed: int = 0) -> Simulated:
@@ -171,11 +177,11 @@ def simulate_measurement(m: OpMeasurement, cost: OpCost, settings: ServerSetting
     times = simulate_micro(m.op, n, m.concurrency, cal, seed=seed).times
     service = times.service
     elapsed = float(times.end.max() - times.start.min())
-    p50, p99 = np.percentile(service, [50, 99])
+    p50, p90, p99, p999 = np.percentile(service, [50, 90, 99, 99.9])
     return Simulated(n / elapsed if elapsed > 0 else 0.0, float(service.mean()), float(p50), float(p99),
                      float(times.client_wakes.mean()), float(times.server_wakes.mean()),
                      float(times.handler_wakes.mean()), float(times.lock_parks.mean()),
-                     _mean_contended(times.run_queue, settings.cores), times.core_wait_s / n)
+                     _mean_contended(times.run_queue, settings.cores), times.core_wait_s / n, float(p90), float(p999))
 
 
 def _mean_contended(queue: NDArray[np.uint32], cores: int) -> float:
@@ -467,5 +473,9 @@ def calibrate(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeasurement]], s
                 f"{name}_measured_server_cpu_us": m.server_cpu_s * 1e6,
                 f"{name}_fitted_server_cpu_us": server_cpu_of(m.op, cost, settings, sim) * 1e6,
             })
+            for tail in ("p90", "p999"):  # where the measurement recorded it (since session 64)
+                if (measured_tail := getattr(m, f"{tail}_s")) > 0:
+                    row[f"{name}_measured_{tail}_ms"] = measured_tail * 1e3
+                    row[f"{name}_fitted_{tail}_ms"] = getattr(sim, f"{tail}_s") * 1e3
         report[light.op.label] = row
     return Calibration(costs, settings, {**source, "fit": report}), report

@@ -80,8 +80,12 @@ def median_measurement(runs: list[OpMeasurement]) -> OpMeasurement:
     def med(name: str) -> float:
         return float(np.median([getattr(m, name) for m in runs]))
 
+    def tail(name: str) -> float:  # 0 (not recorded) unless every run recorded it
+        return med(name) if all(getattr(m, name) > 0 for m in runs) else 0.0
+
     return replace(runs[0], ops_per_s=med("ops_per_s"), mean_s=med("mean_s"), p50_s=med("p50_s"), p99_s=med("p99_s"),
-                   client_cpu_s=med("client_cpu_s"), server_cpu_s=med("server_cpu_s"))
+                   client_cpu_s=med("client_cpu_s"), server_cpu_s=med("server_cpu_s"), p90_s=tail("p90_s"),
+                   p999_s=tail("p999_s"))
 
 
 def host_busy_cpu_s() -> float:
@@ -219,6 +223,7 @@ def measure_and_fit(
             op=OPERATIONS[op], operations=n, concurrency=clients, ops_per_s=float(result["ops_per_s"]),
             mean_s=lat["mean"] / 1e3, p50_s=lat["p50"] / 1e3, p99_s=lat["p99"] / 1e3,
             client_cpu_s=float(client_cpu) / 1e6, server_cpu_s=(float(server) + other) / 1e6,
+            p90_s=lat["p90"] / 1e3, p999_s=lat["p999"] / 1e3,
         )
 
     if warmup:  # a fresh JVM interprets before it compiles: the first batches cost it several times more

@@ -19,14 +19,35 @@ from mimesisbench.errors import BackendError
 CREATE_TIME_TOLERANCE_S = 0.05
 
 
+def started_since_boot_s(pid: int) -> float | None:
+    """Seconds from the host's boot to the start of process ``pid`` (Linux: ``starttime`` of
+    ``/proc/PID/stat``, in clock ticks); None elsewhere or when it is gone.
+
+    Unlike psutil's ``create_time`` (this plus ``/proc/stat``'s ``btime``: whole seconds the kernel
+    derives from the wall clock at each read), it never changes while the process lives. A wall
+    clock slewed across a second boundary, or stepped (a VM resumed from a snapshot), moves
+    ``btime``: a live daemon then looked like another process that had reused the pid, so
+    ``simnn calibrate`` lost the NameNode's CPU reading and the stop that followed left the
+    NameNode running (seen once on a loaded host)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22; fields after the name start at 3
+        return ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @dataclass(frozen=True)
 class ProcessRecord:
-    """One process this tool started: role, pid and the pid's create time (to spot pid reuse)."""
+    """One process this tool started: role, pid and the pid's create time (to spot pid reuse):
+    on the wall clock, and where the host tells it, since boot (``boot_start_s``, which a clock
+    change cannot move; records written before it had only the first)."""
 
     role: str
     pid: int
     create_time: float
     log: str
+    boot_start_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -38,13 +59,23 @@ class ProcessRecord:
             pid=int(data["pid"]),
             create_time=float(data["create_time"]),
             log=str(data.get("log", "")),
+            boot_start_s=None if data.get("boot_start_s") is None else float(data["boot_start_s"]),
         )
+
+    def is_this(self, proc: psutil.Process) -> bool:
+        """Whether ``proc`` (with this record's pid) is the process recorded, not a later one
+        that reused the pid: by the start since boot where both are known, else the wall clock's."""
+        if self.boot_start_s is not None:
+            since_boot = started_since_boot_s(proc.pid)
+            if since_boot is not None:
+                return abs(since_boot - self.boot_start_s) <= CREATE_TIME_TOLERANCE_S
+        return abs(proc.create_time() - self.create_time) <= CREATE_TIME_TOLERANCE_S
 
     def process(self) -> psutil.Process | None:
         """The live process, or ``None`` if it is gone or the pid now belongs to someone else."""
         try:
             proc = psutil.Process(self.pid)
-            if abs(proc.create_time() - self.create_time) > CREATE_TIME_TOLERANCE_S:
+            if not self.is_this(proc):
                 return None
             if proc.status() == psutil.STATUS_ZOMBIE:
                 return None
@@ -82,7 +113,8 @@ def start_daemon(role: str, command: Sequence[str], out_file: Path, cwd: Path) -
             close_fds=True,
         )
     create_time = psutil.Process(popen.pid).create_time()
-    record = ProcessRecord(role=role, pid=popen.pid, create_time=create_time, log=str(out_file))
+    record = ProcessRecord(role=role, pid=popen.pid, create_time=create_time, log=str(out_file),
+                           boot_start_s=started_since_boot_s(popen.pid))
     return Started(record=record, popen=popen)
 
 
@@ -139,7 +171,7 @@ def _reap_if_our_zombie(record: ProcessRecord) -> None:
         if (
             proc.status() == psutil.STATUS_ZOMBIE
             and proc.ppid() == os.getpid()
-            and abs(proc.create_time() - record.create_time) <= CREATE_TIME_TOLERANCE_S
+            and record.is_this(proc)
         ):
             os.waitpid(record.pid, os.WNOHANG)
     except (psutil.Error, ChildProcessError):

@@ -24,7 +24,7 @@ def sleeper(tmp_path: Path) -> Iterator[Started]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the start since boot is read from /proc")
-def test_the_start_since_boot_is_recorded_and_matches_psutils_create_time(sleeper: Started) -> None:
+def test_the_start_since_boot_is_recorded_on_the_uptime_clock_and_kept_in_json(sleeper: Started) -> None:
     record = sleeper.record
     assert record.boot_start_s is not None and record.boot_start_s == started_since_boot_s(record.pid)
     # on the clock of /proc/uptime (since boot, and suspended time): started a moment ago

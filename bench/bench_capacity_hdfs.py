@@ -39,12 +39,14 @@ MICRO_OP = {"getfileinfo": "fileStatus", "open": "open"}
 
 @contextmanager
 def fresh_cluster(prefix: str, heap: str, fslock_fair: bool | None = None,
-                  extra: Mapping[str, str] | None = None) -> Iterator[tuple[Path, LocalHdfs]]:
-    """A temporary folder with a managed HDFS started in it (``extra``: more NameNode settings);
-    both gone afterwards."""
+                  extra: Mapping[str, str] | None = None,
+                  jvm_options: tuple[str, ...] = ()) -> Iterator[tuple[Path, LocalHdfs]]:
+    """A temporary folder with a managed HDFS started in it (``extra``: more NameNode settings;
+    ``jvm_options``: more options of the NameNode's JVM); both gone afterwards."""
     work = Path(tempfile.mkdtemp(prefix=prefix))
     cluster = LocalHdfs(LocalHdfsConfig(workdir=work / "hdfs", heap=heap, startup_timeout_s=300.0,
-                                        fslock_fair=fslock_fair, extra=dict(extra or {})))
+                                        fslock_fair=fslock_fair, extra=dict(extra or {}),
+                                        jvm_options=jvm_options))
     try:
         cluster.up()
         yield work, cluster

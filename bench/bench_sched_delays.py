@@ -21,7 +21,9 @@ CPU on every switch and slows the NameNode: the rates printed are not the valida
 figures are for who waits and how often, not for the model's costs.
 
 ``--no-trace``: the same cluster, warm-up and batches without the trace, their throughput and
-latency alone: what the trace costs, against a run with it.
+latency alone: what the trace costs, against a run with it. Each batch's line gives the share of
+each core the host stole (``/proc/stat``: the virtual CPU runnable while the hypervisor ran
+something else), which the guest's per-thread times, and so ``simnn calibrate``, leave out.
 
 Apart from the NameNode's and the client's threads, a line per batch gives the other threads' runs
 of 0.5 ms or more (the JVM's compiler and collector, the DataNode, the kernel's workers): how often,
@@ -156,14 +158,39 @@ def batch(a: argparse.Namespace, url: str, clients: int) -> dict[str, Any]:
     return run_micro(MicroConfig(op=a.op, files=a.files, concurrency=clients, backend=f"{url}/c{clients}")).to_json()
 
 
+def cpu_ticks() -> np.ndarray:
+    """Per core, the kernel's (busy, idle, stolen) clock ticks since boot (``/proc/stat``; busy is
+    user, nice, system, irq and softirq; idle counts iowait)."""
+    rows = []
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *fields = line.split()
+        if name.startswith("cpu") and name != "cpu":
+            user, nice, system, idle, iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+            rows.append((user + nice + system + irq + softirq, idle + iowait, steal))
+    return np.array(rows, dtype=float)
+
+
+def stolen(before: np.ndarray, after: np.ndarray) -> str:
+    """The host's share of each core between two ``cpu_ticks``: the time its virtual CPU was
+    runnable and the hypervisor ran something else (steal), against its busy and idle time."""
+    d = after - before
+    total = d.sum(axis=1)
+    total[total == 0] = 1
+    return "; ".join(f"core {i}: busy {100 * b / t:.0f} %, stolen {100 * s / t:.1f} %"
+                     for i, (b, s, t) in enumerate(zip(d[:, 0], d[:, 2], total)))
+
+
 def measure_untraced(a: argparse.Namespace) -> None:
-    """The warm-up and the loads as ``measure`` runs them, without the trace."""
+    """The warm-up and the loads as ``measure`` runs them, without the trace; each batch with the
+    host's steal over it (the guest's per-thread times leave stolen time out)."""
     with fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
         warm(cluster.url)
         time.sleep(LEAD_S)  # as long as ``measure`` gives perf to start
         for clients in (int(c) for c in a.loads.split(",")):
+            before = cpu_ticks()
             result = batch(a, cluster.url, clients)
             print(headline(a, clients, result) + " (no trace)")
+            print(f"   the whole batch (its preparation too): {stolen(before, cpu_ticks())}")
             sys.stdout.flush()
 
 

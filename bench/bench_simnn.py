@@ -472,7 +472,7 @@ def _threads_rows(micro_json: Path) -> list[dict[str, Any]]:
             "ops_per_s": round(float(r["ops_per_s"]), 1), "namenode_syncs": r.get("namenode_syncs"),
             **{name: round(float(r[key]), 1) if r.get(key) is not None else None
                for name, key in (("client_cpu_us", "client_cpu_us_per_op"), ("server_cpu_us", "server_cpu_us_per_op"),
-                                 ("host_cpu_us", "host_cpu_us_per_op"))},
+                                 ("host_cpu_us", "host_cpu_us_per_op"), ("steal_us", "host_steal_us_per_op"))},
             "threads_us": {name: [round(float(g["cpu"]), 1), round(float(g["runnable"]), 1)]
                            for name, g in groups.items() if float(g["cpu"]) + float(g["runnable"]) >= THREAD_FLOOR_US},
         })
@@ -522,8 +522,10 @@ def threads_report(dirs: list[Path]) -> None:
                 edit = f"   edit log's thread runnable a sync {float(np.median(per_sync)):6.1f}" if per_sync else ""
                 waits = model.get((OPERATIONS[op], clients)) if cluster == "fair" else None
                 modelled = f"   model: bursts waiting for a core {waits * 1e6:6.1f}" if waits is not None else ""
+                steals = [float(r["steal_us"]) for r in same if r.get("steal_us") is not None]
+                stolen = f"   host's steal {float(np.median(steals)):6.1f}" if steals else ""  # since session 66
                 print(f"{op:10s} x {clients:2d}: {float(np.median([r['ops_per_s'] for r in same])):8,.0f} ops/s   "
-                      f"NameNode threads runnable an operation {runnable:6.1f}{modelled}{edit}", flush=True)
+                      f"NameNode threads runnable an operation {runnable:6.1f}{modelled}{edit}{stolen}", flush=True)
 
 
 def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:

@@ -85,9 +85,13 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
         # its threads' CPU is the process's (threads that ended during the batch are not counted)
         ticks_us = 2 * tick_s / m["files"] * 1e6
         assert sum(t["cpu"] for t in threads.values()) <= 1.2 * m["server_cpu_us_per_op"] + ticks_us + 5, m["op"]
+        # the host's stolen time is part of its busy time (0 on bare metal)
+        assert 0 <= m["host_steal_us_per_op"] <= m["host_cpu_us_per_op"] + ticks_us, m
         if m["op"] == "create":  # Hadoop 3's asynchronous edit log has a thread of its own
             assert threads.get("FSEditLogAsync", {"cpu": 0.0})["cpu"] > 0, threads
             assert m["namenode_syncs"] > 0  # the syncs the NameNode counted over the benchmark
+    steal = cal.source["host_steal"]  # the host's steal over the batches, and the worst batch's
+    assert 0 <= steal["share"] <= steal["max_share"] <= 1 and " x " in steal["worst"]
     # the edit-log thread's CPU, per edit and per sync, solved from the creates' three loads: the
     # model's edit-log thread spends the first on every write RPC (not a timing: its own CPU, and
     # what it spends per create at one client, a sync per edit, is more than at 64, a sync per batch)

@@ -189,11 +189,13 @@ def test_simnn_show_prints_a_calibration(tmp_path: Path, capsys: pytest.CaptureF
     data["settings"]["sync_s"] = 210e-6
     data["source"]["edit_thread"] = {"us_per_edit": 7.4, "us_per_sync": 61.0, "measurements": 18}
     data["settings"]["edit_s"] = 7.4e-6
+    data["source"]["host_steal"] = {"share": 0.021, "max_share": 0.45, "worst": "create x 1 (round 1)"}
     cal.write_text(json.dumps(data))
     code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
     assert code == 0, err
     assert "edit-log sync: 210 us, the NameNode's own" in out and "fdatasync from this host: 90 us" in out
     assert "edit-log thread: 7.4 us an edit (edit_s), 61 us a sync" in out
+    assert "the host's steal: 2.1 % of this machine's busy CPU" in out and "45.0 % (create x 1 (round 1))" in out
 
 
 def test_an_experiment_sets_the_simulated_server_per_design_point(

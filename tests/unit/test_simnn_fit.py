@@ -324,3 +324,24 @@ def test_the_edit_log_thread_s_cpu_per_edit_and_per_sync_come_from_its_thread_an
     assert measure_edit_thread(raw[2:3]) is None  # one load cannot split them
     unread = [{k: v for k, v in r.items() if k != "namenode_threads_us_per_op"} for r in raw]
     assert measure_edit_thread(unread) is None
+
+
+def test_the_host_s_steal_is_summed_over_the_batches_and_its_worst_batch_named() -> None:
+    """``simnn calibrate``'s record of the host's steal: the stolen share of the host's busy CPU over
+    every measured batch (weighted by its operations), and the batch that lost the most, with its
+    round; batches without the readings are left out, and none at all gives nothing."""
+    from mimesisbench.study.simnn_calibration import steal_summary
+
+    def result(op: str, clients: int, host: float, steal: float, files: int = 10_000) -> dict[str, object]:
+        return {"op": op, "concurrency": clients, "files": files, "host_cpu_us_per_op": host,
+                "host_steal_us_per_op": steal}
+
+    raw = [result("create", 1, 1_000.0, 450.0), result("create", 8, 300.0, 0.0, files=20_000),
+           result("create", 1, 400.0, 40.0), result("create", 1, 500.0, 300.0, files=1_000),
+           {"op": "fileStatus", "concurrency": 1, "files": 10_000}]
+    got = steal_summary(raw)
+    assert got is not None
+    busy = 1_000.0 * 10_000 + 300.0 * 20_000 + 400.0 * 10_000 + 500.0 * 1_000
+    assert got["share"] == pytest.approx((450.0 * 10_000 + 40.0 * 10_000 + 300.0 * 1_000) / busy)
+    assert got["max_share"] == pytest.approx(0.6) and got["worst"] == "create x 1 (round 3)"
+    assert steal_summary(raw[-1:]) is None

@@ -118,6 +118,11 @@ def _show(data: dict, console: Console) -> None:
         probe = sync.get("fdatasync_s")
         console.print(f"edit-log sync: {settings['sync_s'] * 1e6:.0f} us, {how}"
                       + (f"; a write and fdatasync from this host: {probe * 1e6:.0f} us" if probe else ""))
+    steal = (data.get("source") or {}).get("host_steal")
+    if isinstance(steal, dict):  # recorded since session 66
+        console.print(f"the host's steal: {100 * steal['share']:.1f} % of this machine's busy CPU over the "
+                      f"measurements, at most {100 * steal['max_share']:.1f} % ({steal['worst']}); charged to the "
+                      f"NameNode's CPU like the host's other work")
     edit = (data.get("source") or {}).get("edit_thread")
     if isinstance(edit, dict):
         console.print(f"edit-log thread: {edit['us_per_edit']:.1f} us an edit (edit_s), {edit['us_per_sync']:.0f} us a "

@@ -63,6 +63,10 @@ MIN_SYNCS = 100
 EDIT_THREAD = "FSEditLogAsync"
 #: the writes whose micro-benchmark makes no files first: the NameNode's syncs over it are its own
 EDIT_FIT_OPS = (OpCode.CREATE, OpCode.MKDIRS)
+#: the share of the host's busy CPU stolen over a measured batch beyond which the calibration
+#: warns: the host ran someone else on this machine's cores, and the NameNode's fitted costs carry
+#: that time (session 66: 45 % over a create's batch at one client, its fit 30 % slow)
+STEAL_WARN_SHARE = 0.10
 
 
 def site_settings(layout: Layout) -> dict[str, str]:
@@ -88,13 +92,16 @@ def median_measurement(runs: list[OpMeasurement]) -> OpMeasurement:
                    p999_s=tail("p999_s"))
 
 
-def host_busy_cpu_s() -> float:
-    """The host's busy CPU seconds so far, every core (psutil: all but idle and iowait)."""
+def host_busy_cpu_s() -> tuple[float, float]:
+    """The host's busy CPU seconds so far, every core (psutil: all but idle and iowait), and of
+    them the seconds stolen (a virtual machine's cores runnable while the hypervisor ran something
+    else: 0 on bare metal). The calibration charges the steal to the NameNode's CPU like the rest
+    of the host's other work; recorded apart, it says how busy the machine under the VM was."""
     import psutil
 
     t = psutil.cpu_times()
     busy = ("user", "nice", "system", "irq", "softirq", "steal")  # guest time is inside user already
-    return float(sum(getattr(t, name, 0.0) for name in busy))
+    return float(sum(getattr(t, name, 0.0) for name in busy)), float(getattr(t, "steal", 0.0))
 
 
 def sync_seconds(directory: Path, samples: int = SYNC_SAMPLES) -> float:
@@ -170,7 +177,7 @@ def measure_and_fit(
     watch = SyncWatch(jmx_url) if jmx_url is not None else None
     syncs_seen: list[dict[str, Any]] = []
 
-    host_readings: list[float] = []
+    host_readings: list[tuple[float, float]] = []
     thread_readings: list[dict[str, tuple[float, float]] | None] = []
 
     def server_cpu() -> float | None:  # read just before and just after each timed batch
@@ -206,9 +213,10 @@ def measure_and_fit(
         if server is None or client_cpu is None or result["errors"] or len(host_readings) != 2:
             raise ConfigError(f"simnn calibrate: micro {op} measured no CPU, or had errors ({result['errors']})")
         n = int(result["files"])
-        host = (host_readings[1] - host_readings[0]) / n * 1e6
+        host = (host_readings[1][0] - host_readings[0][0]) / n * 1e6
         other = max(0.0, host - float(client_cpu) - float(server))  # the kernel's and other processes' share
         result["host_cpu_us_per_op"] = host
+        result["host_steal_us_per_op"] = (host_readings[1][1] - host_readings[0][1]) / n * 1e6
         threads = _per_thread_group(thread_readings, n)
         if threads is not None:
             result["namenode_threads_us_per_op"] = threads
@@ -217,7 +225,7 @@ def measure_and_fit(
             busiest = sorted(threads.items(), key=lambda kv: -kv[1]["cpu"])[:3] if threads else []
             announce(f"{op} x {clients}: {result['ops_per_s']:,.0f} ops/s, mean {lat['mean']:.3f} ms, p99 "
                      f"{lat['p99']:.3f} ms, client {client_cpu:.1f} us/op, NameNode {server:.1f} us/op, "
-                     f"host {host:.1f} us/op"
+                     f"host {host:.1f} us/op (stolen {result['host_steal_us_per_op']:.1f})"
                      + "".join(f"; {name} {t['cpu']:.1f} (runnable {t['runnable']:.1f})" for name, t in busiest))
         return OpMeasurement(
             op=OPERATIONS[op], operations=n, concurrency=clients, ops_per_s=float(result["ops_per_s"]),
@@ -246,6 +254,7 @@ def measure_and_fit(
 
     triples = [(median_at(i, 0), median_at(i, 1), median_at(i, 2)) for i in range(len(ops))]
     measurements = [m for triple in triples for m in triple]
+    steal = steal_summary(raw)
     source = {
         "measured_on": backend_url,
         "hadoop_version": state.hadoop_version if state else None,
@@ -261,9 +270,38 @@ def measure_and_fit(
                  "fdatasync_s": fdatasync_s, "jmx": jmx_url, "jmx_failures": watch.failures if watch else None,
                  "measurements": syncs_seen},
         "edit_thread": edit_thread,
+        "host_steal": steal,
     }
+    if announce is not None and steal is not None and steal["max_share"] > STEAL_WARN_SHARE:
+        announce(f"warning: the host stole {100 * steal['max_share']:.0f} % of this machine's busy CPU over "
+                 f"{steal['worst']} ({100 * steal['share']:.1f} % over every batch): the NameNode's fitted costs "
+                 f"include that time; calibrate again when the host is quiet")
     calibration, _ = calibrate(triples, settings, source, lock_share=lock_share, fit_dispatch=fit_dispatch)
     return calibration, raw
+
+
+def steal_summary(raw: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How much of the host's busy CPU was stolen over the measured batches ``raw`` (each with
+    ``host_cpu_us_per_op`` and ``host_steal_us_per_op``): over all of them (``share``) and at most
+    over one (``max_share``, the batch named in ``worst``, in the round it ran). None where no
+    batch recorded both."""
+    busy = stolen = 0.0
+    worst, worst_share = "", -1.0
+    seen: dict[tuple[str, int], int] = {}
+    for result in raw:
+        host, steal, n = (result.get(k) for k in ("host_cpu_us_per_op", "host_steal_us_per_op", "files"))
+        if not isinstance(host, int | float) or not isinstance(steal, int | float) or not n:
+            continue
+        key = (str(result.get("op")), int(result.get("concurrency", 0)))
+        seen[key] = seen.get(key, 0) + 1
+        busy += host * n
+        stolen += steal * n
+        share = steal / host if host > 0 else 0.0
+        if share > worst_share:
+            worst, worst_share = f"{key[0]} x {key[1]} (round {seen[key]})", share
+    if busy <= 0:
+        return None
+    return {"share": stolen / busy, "max_share": worst_share, "worst": worst}
 
 
 def measure_edit_thread(raw: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -65,7 +65,8 @@ EDIT_THREAD = "FSEditLogAsync"
 EDIT_FIT_OPS = (OpCode.CREATE, OpCode.MKDIRS)
 #: the share of the host's busy CPU stolen over a measured batch beyond which the calibration
 #: warns: the host ran someone else on this machine's cores, and the NameNode's fitted costs carry
-#: that time (session 66: 45 % over a create's batch at one client, its fit 30 % slow)
+#: that time (session 66: 24 % over a calibration, 48 % over its worst batch; its model ran the
+#: built-in profile's runs 21-34 % slow)
 STEAL_WARN_SHARE = 0.10
 
 

@@ -158,20 +158,17 @@ def batch(a: argparse.Namespace, url: str, clients: int) -> dict[str, Any]:
     return run_micro(MicroConfig(op=a.op, files=a.files, concurrency=clients, backend=f"{url}/c{clients}")).to_json()
 
 
-def cpu_ticks() -> np.ndarray:
-    """Per core, the kernel's (busy, idle, stolen) clock ticks since boot (``/proc/stat``; busy is
-    user, nice, system, irq and softirq; idle counts iowait)."""
-    rows = []
-    for line in Path("/proc/stat").read_text().splitlines():
-        name, *fields = line.split()
-        if name.startswith("cpu") and name != "cpu":
-            user, nice, system, idle, iowait, irq, softirq, steal = (int(f) for f in fields[:8])
-            rows.append((user + nice + system + irq + softirq, idle + iowait, steal))
-    return np.array(rows, dtype=float)
+def cpu_times() -> np.ndarray:
+    """Per core, the kernel's (busy, idle, stolen) seconds since boot (psutil's per-core
+    ``cpu_times``; busy is user, nice, system, irq and softirq; idle counts iowait)."""
+    import psutil
+
+    return np.array([(t.user + t.nice + t.system + t.irq + t.softirq, t.idle + t.iowait, t.steal)
+                     for t in psutil.cpu_times(percpu=True)], dtype=float)
 
 
 def stolen(before: np.ndarray, after: np.ndarray) -> str:
-    """The host's share of each core between two ``cpu_ticks``: the time its virtual CPU was
+    """The host's share of each core between two ``cpu_times``: the time its virtual CPU was
     runnable and the hypervisor ran something else (steal), against its busy and idle time."""
     d = after - before
     total = d.sum(axis=1)
@@ -187,10 +184,10 @@ def measure_untraced(a: argparse.Namespace) -> None:
         warm(cluster.url)
         time.sleep(LEAD_S)  # as long as ``measure`` gives perf to start
         for clients in (int(c) for c in a.loads.split(",")):
-            before = cpu_ticks()
+            before = cpu_times()
             result = batch(a, cluster.url, clients)
             print(headline(a, clients, result) + " (no trace)")
-            print(f"   the whole batch (its preparation too): {stolen(before, cpu_ticks())}")
+            print(f"   the whole batch (its preparation too): {stolen(before, cpu_times())}")
             sys.stdout.flush()
 
 

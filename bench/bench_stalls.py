@@ -20,8 +20,8 @@ of ``--op`` runs, and the same batches run on ``simnn:`` (the built-in calibrati
 
 With ``--jvm-pauses`` the NameNode's JVM logs its safepoints (``-Xlog:safepoint``: every pause of
 all its Java threads at once, a garbage collection's or the VM's own), and each batch prints the
-pauses logged since the batch before ended (its own preparation included): how many of 1, 2 and 5 ms or more a second, their share of the
-batch's time, and the kinds (``G1CollectForAllocation``, ...) of those of 1 ms or more. The stalls
+pauses logged since the batch before ended (its own preparation included): how many of 1, 2 and
+5 ms or more a second, their share of the batch's time, and the kinds (``G1CollectForAllocation``, ...) of those of 1 ms or more. The stalls
 the JVM's pauses do not account for are the rest of the server's or the host's.
 
 With ``--fsync-probe`` a process beside the NameNode times an ``fdatasync`` of 128 bytes written
@@ -29,8 +29,8 @@ in place into a preallocated file (as the NameNode writes its edits) in the clus
 the edit log's file system, every 2 ms while each batch runs and for 6 s before the warm-up
 (idle): the disk's sync as the edit log meets it at each load, its p50, p90, p99, p99.9 and the
 share of syncs of 1, 2 and 5 ms or more. The probe's own syncs slow the NameNode's writes (a third
-of the creates at 8 clients here): its batches are not the others' to compare. Run with ``TMPDIR=/dev/shm`` the
-cluster (and the edit log) is in memory: the same batches without the disk.
+of the creates at 8 clients here): its batches are not the others' to compare. Run with
+``TMPDIR=/dev/shm`` the cluster (and the edit log) is in memory: the same batches without the disk.
 
 What it is for: the model's tail at the middle load is a few times too short (docs/simnn.md,
 "The middle load's tail: pauses of every call at once"); whether the NameNode's is pauses or
@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
-from bench_sched_delays import cpu_ticks, stolen, warm
+from bench_sched_delays import cpu_times, stolen, warm
 
 from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
@@ -188,10 +188,10 @@ def main() -> None:
             offset = log.stat().st_size if a.jvm_pauses else 0
             for clients in loads:
                 probe = FsyncProbe(work / "fsync-probe") if a.fsync_probe else None
-                before = cpu_ticks()
+                before = cpu_times()
                 ops, timings = micro(a.op, a.files, clients, f"{cluster.url}/c{clients}")
                 print(f"NameNode {a.op} x {clients}: {ops:,.0f} ops/s; {stall_figures(timings)}")
-                print(f"    {stolen(before, cpu_ticks())}")
+                print(f"    {stolen(before, cpu_times())}")
                 if probe is not None:
                     print(f"    {probe.stop()}")
                 if a.jvm_pauses:

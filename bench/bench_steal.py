@@ -9,12 +9,13 @@ switches unchanged) is the host's: an interrupt, or the hypervisor running somet
 virtual CPU (stolen time). Printed per core: the host's gaps a second, their share of the time, their
 p50 and p99, and the gaps of 1 ms or more by length in half-milliseconds (on a host whose scheduler
 ticks every millisecond they come in steps of it); and the kernel's own steal count over the same
-seconds (``/proc/stat``), the reference measured in the same run.
+seconds (``/proc/stat``, through psutil), the reference measured in the same run.
 
-Interrupted (SIGINT or SIGTERM), the loops stop and their gaps so far are printed. ``--idle`` runs the loops under ``SCHED_IDLE``: only when nothing else wants the core, so they can
-sit beside a load (``bench_sched_delays.py --no-trace`` in another shell) and see the host's gaps
-while it runs, without taking a core from it. They keep the virtual CPUs from halting, which changes
-the load itself (docs/simnn.md, "The middle load's tail: pauses of every call at once"): a probe,
+Interrupted (SIGINT or SIGTERM), the loops stop and their gaps so far are printed. ``--idle``
+runs the loops under ``SCHED_IDLE``: only when nothing else wants the core, so they can sit beside
+a load (``bench_sched_delays.py --no-trace`` in another shell) and see the host's gaps while it
+runs, without taking a core from it. They keep the virtual CPUs from halting, which changes the
+load itself (docs/simnn.md, "The middle load's tail: pauses of every call at once"): a probe,
 not a setting to measure under.
 
 Needs gcc and two cores the process may pin to; prints figures, asserts none.
@@ -32,14 +33,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from bench_sched_delays import cpu_times  # per core: busy, idle, stolen seconds
 
 HERE = Path(__file__).resolve().parent
-
-
-def steal_ticks() -> np.ndarray:
-    """Per core, the kernel's stolen clock ticks since boot (``/proc/stat``'s eighth field)."""
-    return np.array([int(line.split()[8]) for line in Path("/proc/stat").read_text().splitlines()
-                     if line.startswith("cpu") and not line.startswith("cpu ")], dtype=float)
 
 
 def gaps(output: str) -> tuple[np.ndarray, np.ndarray, float]:
@@ -91,7 +87,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mb-steal-") as tmp:
         exe = Path(tmp) / "gap_probe"
         subprocess.run(["gcc", "-O2", "-o", str(exe), str(HERE / "c" / "gap_probe.c")], check=True)
-        before = steal_ticks()
+        before = cpu_times()[:, 2]
         # each probe writes to a file: a read interrupted by the signal would lose what it had read
         files = [Path(tmp) / f"gaps{c}.txt" for c in cores]
         probes = []
@@ -111,7 +107,7 @@ def main() -> None:
             print("bench_steal: a probe failed (see above)", file=sys.stderr)
             sys.exit(2)
         outputs = [path.read_text() for path in files]
-        stolen = (steal_ticks() - before) / os.sysconf("SC_CLK_TCK")
+        stolen = cpu_times()[:, 2] - before
     for core, out in zip(cores, outputs):
         report(core, *gaps(out), float(stolen[core]))
 

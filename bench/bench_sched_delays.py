@@ -29,6 +29,15 @@ Apart from the NameNode's and the client's threads, a line per batch gives the o
 of 0.5 ms or more (the JVM's compiler and collector, the DataNode, the kernel's workers): how often,
 how long, and the share of one core; ``simnn:`` leaves that work out.
 
+Then, for every wait of ``BLOCKED_MS`` or more of a thread every call passes through (``SERIAL``:
+the edit log's, the socket reader, the client), what ran on the core it then ran on meanwhile
+(per group, its share of those waits' time and its longest run) and how long the other core stood
+idle meanwhile: a wait a run queue shared by the cores (``simnn:``'s) would not have had. Session
+67 found the other core idle more than half that time at 1 and 8 clients, and the JVM's compiler
+and the kernel's workers on the thread's own core (``bench_other_work.py`` tries that on the
+model). ``--no-trace`` also gives, per batch, the share of one core the threads ``simnn:`` leaves
+out used (every thread's CPU from ``/proc``), the trace's figure without its cost.
+
 Needs ``perf`` with the scheduler's tracepoints allowed (root, or ``perf_event_paranoid`` at -1);
 says so and exits 2 otherwise.
 """
@@ -36,6 +45,8 @@ says so and exits 2 otherwise.
 from __future__ import annotations
 
 import argparse
+import bisect
+import os
 import re
 import shutil
 import signal
@@ -64,7 +75,12 @@ MODELLED = ("IPC Server hand", "FSEditLogAsync", "Socket Reader", "IPC Server Re
 #: a run on a core at least this long (ms) counts as one of the host's other bursts
 LONG_RUN_MS = 0.5
 #: one ``perf sched timehist`` line: time (s), [cpu], name[tid(/pid)], wait, scheduling delay, run (ms)
-LINE = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+(.+?)\[\d+(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+LINE = re.compile(r"\s*([\d.]+)\s+\[(\d+)\]\s+(.+?)(?:\[\d+(?:/\d+)?\])?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+#: the threads every call passes through, one of each (by the start of their group's name): a long
+#: wait of one of them delays every call in flight
+SERIAL = ("FSEditLogAsync", "Socket Reader", "python")
+#: a serial thread's scheduling delay (ms) at least this long is looked into: what ran on its core
+BLOCKED_MS = 1.0
 
 
 def perf_allowed(scratch: Path) -> str | None:
@@ -79,26 +95,71 @@ def perf_allowed(scratch: Path) -> str | None:
     return None
 
 
-def switches(timehist: str) -> list[tuple[float, str, float, float]]:
-    """Each switch to a thread: (time on the trace's clock in s, its group: the thread's name
-    without its digits, its scheduling delay in ms, its run time in ms)."""
+Switch = tuple[float, int, str, float, float]
+
+
+def switches(timehist: str) -> list[Switch]:
+    """Each switch away from a thread: (time on the trace's clock in s, its core, its group: the
+    thread's name without its digits, "<idle>" for the idle task, its scheduling delay before it
+    ran in ms, its run time in ms, which ended at that time)."""
     rows = []
     for line in timehist.splitlines():
         m = LINE.match(line)
         if m:
-            rows.append((float(m.group(1)), re.sub(r"\d+", "#", m.group(2).strip()), float(m.group(4)),
-                         float(m.group(5))))
+            rows.append((float(m.group(1)), int(m.group(2)), re.sub(r"\d+", "#", m.group(3).strip()),
+                         float(m.group(5)), float(m.group(6))))
     return rows
 
 
-def delays(seen: list[tuple[float, str, float, float]], start: float, end: float) -> dict[str, np.ndarray]:
+def delays(seen: list[Switch], start: float, end: float) -> dict[str, np.ndarray]:
     """Per group of threads, the (scheduling delay, run time) in ms of each switch to one of them
     between ``start`` and ``end`` (the trace's clock, s)."""
     rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for t, group, delay, run in seen:
+    for t, _, group, delay, run in seen:
         if start <= t <= end:
             rows[group].append((delay, run))
     return {name: np.array(v) for name, v in rows.items()}
+
+
+def blockers(seen: list[Switch], start: float, end: float) -> None:
+    """What kept a serial thread (``SERIAL``) from running for ``BLOCKED_MS`` or more between
+    ``start`` and ``end``: over all such waits, the share of their time each group ran on the
+    core the thread then ran on (where it waited, unless it was moved), the longest run of each
+    that overlapped one, and the share of their time the other cores were idle meanwhile (a wait
+    a run queue shared by the cores would not have had)."""
+    runs: dict[int, list[tuple[float, float, str]]] = defaultdict(list)  # per core: (from, to, group) in s
+    for t, cpu, group, _, run in seen:
+        runs[cpu].append((t - run / 1e3, t, group))
+    waits = [(t - (run + delay) / 1e3, t - run / 1e3, cpu, group) for t, cpu, group, delay, run in seen
+             if start <= t <= end and delay >= BLOCKED_MS and group.startswith(SERIAL)]
+    if not waits:
+        print(f"   no serial thread waited {BLOCKED_MS} ms or more")
+        return
+    held: dict[str, float] = defaultdict(float)
+    longest: dict[str, float] = defaultdict(float)
+    idle_elsewhere = 0.0
+    ends = {cpu: [b for _, b, _ in spans] for cpu, spans in runs.items()}  # in order: one core runs one at a time
+    for lo, hi, cpu, _ in waits:
+        for other, spans in runs.items():
+            for a, b, group in spans[bisect.bisect_right(ends[other], lo):]:
+                if a >= hi:
+                    break
+                overlap = min(b, hi) - max(a, lo)
+                if other == cpu:
+                    held[group] += overlap
+                    longest[group] = max(longest[group], (b - a) * 1e3)
+                elif group == "<idle>":
+                    idle_elsewhere += overlap / max(1, len(runs) - 1)
+    total = sum(hi - lo for lo, hi, _, _ in waits)
+    per_thread = defaultdict(int)
+    for *_, group in waits:
+        per_thread[group.strip()] += 1
+    print(f"   serial threads' waits of {BLOCKED_MS} ms or more: {len(waits) / (end - start):.1f} a second"
+          f" ({', '.join(f'{g} {n}' for g, n in sorted(per_thread.items()))}), mean {1e3 * total / len(waits):.2f} ms;"
+          f" the other cores idle {100 * idle_elsewhere / total:.0f} % of that time")
+    top = sorted(held.items(), key=lambda kv: -kv[1])[:TOP]
+    print("   on their cores meanwhile: " + ", ".join(
+        f"{g.strip()} {100 * v / total:.0f} % (longest run {longest[g]:.1f} ms)" for g, v in top))
 
 
 def report(groups: dict[str, np.ndarray]) -> None:
@@ -177,17 +238,51 @@ def stolen(before: np.ndarray, after: np.ndarray) -> str:
                      for i, (b, s, t) in enumerate(zip(d[:, 0], d[:, 2], total)))
 
 
+def thread_cpu() -> dict[int, tuple[str, float]]:
+    """Per thread on the host (every process's), its group (its name without digits, as
+    ``switches`` groups them) and the CPU seconds it has used (``/proc/PID/task/TID/stat``: user
+    and system time, in clock ticks). The CPU of threads that end between two readings is
+    missed: a reading of the long-lived ones, the trace's figures without the trace."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {}
+    for stat in Path("/proc").glob("[0-9]*/task/[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        # utime, stime; a kernel worker's name changes with its work queue: its group is "kworker"
+        used[int(stat.parent.name)] = (re.sub(r"\d+", "#", name.split("/")[0] if name.startswith("kworker") else name),
+                                       (int(rest[11]) + int(rest[12])) / tick)
+    return used
+
+
+def other_cpu(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]], seconds: float) -> str:
+    """The share of one core the threads ``simnn:`` leaves out used between two ``thread_cpu``
+    readings ``seconds`` apart, and the groups that used most of it."""
+    spent: dict[str, float] = defaultdict(float)
+    for tid, (name, used) in after.items():
+        if not name.startswith(MODELLED) and not name.startswith("perf"):
+            spent[name] += used - before.get(tid, (name, 0.0))[1]
+    top = sorted(spent.items(), key=lambda kv: -kv[1])[:4]
+    return (f"{100 * sum(spent.values()) / seconds:.1f} % of one core; most from "
+            + ", ".join(f"{name.strip()} {100 * v / seconds:.1f} %" for name, v in top if v > 0))
+
+
 def measure_untraced(a: argparse.Namespace) -> None:
     """The warm-up and the loads as ``measure`` runs them, without the trace; each batch with the
-    host's steal over it (the guest's per-thread times leave stolen time out)."""
+    host's steal over it (the guest's per-thread times leave stolen time out) and the other
+    threads' CPU (``thread_cpu``)."""
     with fresh_cluster("mb-sched-delays-", a.heap, fslock_fair=not a.unfair) as (_, cluster):
         warm(cluster.url)
         time.sleep(LEAD_S)  # as long as ``measure`` gives perf to start
         for clients in (int(c) for c in a.loads.split(",")):
-            before = cpu_times()
+            before, threads_before, started = cpu_times(), thread_cpu(), time.monotonic()
             result = batch(a, cluster.url, clients)
+            seconds = time.monotonic() - started
             print(headline(a, clients, result) + " (no trace)")
             print(f"   the whole batch (its preparation too): {stolen(before, cpu_times())}")
+            print(f"   the threads simnn: leaves out, over the whole batch: {other_cpu(threads_before, thread_cpu(), seconds)}")
             sys.stdout.flush()
 
 
@@ -223,6 +318,7 @@ def measure(a: argparse.Namespace, traces: Path) -> None:
             groups = delays(seen, start, end)
             report(groups)
             other_work(groups, end - start)
+            blockers(seen, start, end)
         sys.stdout.flush()
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import simpy
 
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.calls import Calls, make_calls
@@ -26,6 +27,7 @@ from mimesisbench.sim.model import (
     ServerSettings,
 )
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
+from mimesisbench.sim.reference import Cores, simulate_reference
 
 READ, WRITE = OpCode.GETFILEINFO, OpCode.MKDIRS
 ENGINES = ("native", "simpy")
@@ -350,6 +352,25 @@ def test_cores_limit_cpu_and_a_colocated_client_shares_them(engine: str) -> None
     assert n / times.end.max() == pytest.approx(2 / (c + s), rel=0.01)
     apart = run([READ] * n, np.zeros(n), cal.with_settings(colocated=False), 64, engine)
     assert n / apart.end.max() == pytest.approx(2 / s, rel=0.01)
+
+
+def test_the_reference_runs_on_the_cores_a_trial_gives_it() -> None:
+    # bench/bench_other_work.py tries another scheduler through ``make_cores``: one core where
+    # the settings say two halves the throughput of CPU-bound reads; by default the settings' own
+    n, s = 4000, 80e-6
+    cal = Calibration({READ: constant(s, lock_share=0.5)}, settings(handlers=64, cores=2))
+    calls, _ = make_calls(np.full(n, int(READ), dtype=np.uint8), np.zeros(n), cal, 0)
+    given: list[int] = []
+
+    def one_core(env: simpy.Environment, server: ServerSettings) -> Cores:
+        given.append(server.cores)
+        return Cores(env, 1, server.dispatch_s)
+
+    _, end_two, *_ = simulate_reference(calls, cal.settings, 64)
+    _, end_one, *_ = simulate_reference(calls, cal.settings, 64, None, one_core)
+    assert given == [2]
+    assert n / end_two.max() == pytest.approx(2 / s, rel=0.01)
+    assert n / end_one.max() == pytest.approx(1 / s, rel=0.01)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -12,7 +12,7 @@ too (simpy has neither a read-write lock nor a batching server).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
@@ -271,6 +271,10 @@ class EditLog:
             batch, self.next_batch = self.next_batch, []
 
 
+def _fifo_cores(env: simpy.Environment, settings: ServerSettings) -> Cores:
+    return Cores(env, settings.cores, settings.dispatch_s)
+
+
 def stalls_now(calls: Calls, call: int, draw: float, cores: Cores) -> bool:
     """Whether call ``call``, drawn to stall, does so now: with the chance min(1, the run queue /
     its ``stall_queue``) where it has a ``draw`` for it (a write's, ``Calls.stall_gate``), else
@@ -290,16 +294,20 @@ def stall_length(calls: Calls, call: int, waiting: int) -> float:
 
 
 def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
-                       client: np.ndarray | None = None) -> tuple[Any, ...]:
+                       client: np.ndarray | None = None,
+                       make_cores: Callable[[simpy.Environment, ServerSettings], Cores] | None = None,
+                       ) -> tuple[Any, ...]:
     """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
     NameNode's, its handler's), its parks for the lock and the run queue as its handler was done
     with its work under the lock, and how long bursts waited for a core in all, as
     ``native.simulate_namenode`` gives them. ``client``: each call's client (all one when None),
-    each with ``outstanding`` slots."""
+    each with ``outstanding`` slots. ``make_cores``: the host's cores (``Cores`` by default), for a
+    trial of another scheduler (``bench/bench_other_work.py``); it may add processes of its own,
+    which must end for the simulation to."""
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)
-    cores = Cores(env, settings.cores, settings.dispatch_s)
+    cores = (make_cores or _fifo_cores)(env, settings)
     owner = [0] * n if client is None else client.tolist()
     slots = [Pool(env, outstanding if outstanding > 0 else big, cores) for _ in range(max(owner, default=0) + 1)]
     handlers = Pool(env, settings.handlers, cores)

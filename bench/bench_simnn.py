@@ -581,26 +581,36 @@ def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
 
 
 def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None,
-           lock_share: float = READ_LOCK_SHARE) -> tuple[Calibration, dict[tuple[OpCode, int], OpMeasurement]]:
-    """A kept calibration's measurements fitted again with the current code, and the measurements."""
+           lock_share: float = READ_LOCK_SHARE, other: tuple[float, float] | None = None,
+           ) -> tuple[Calibration, dict[tuple[OpCode, int], OpMeasurement]]:
+    """A kept calibration's measurements fitted again with the current code, and the measurements.
+    ``other``: the host's other work (share of a core, mean run in s) in the model, and out of the
+    NameNode's measured CPU (which has the host's in it): its share over each batch's operations."""
     kept_cal = Calibration.load(calibration_file(kept))
     measured = calibration_measurements(kept, kept_cal)
+    fitted = measured
+    if other is not None:
+        fitted = {key: replace(m, server_cpu_s=max(0.0, m.server_cpu_s - other[0] / m.ops_per_s))
+                  for key, m in measured.items()}
     # the settings it measured; the lock hand-over's wake-up and a park's CPU are not measured:
     # today's defaults (the fit shortens the hand-over where a write's heavy load needs it)
     settings = replace(kept_cal.settings.before_fit(), park_s=ServerSettings().park_s)
     if edit_s is not None:
         settings = replace(settings, edit_s=edit_s)
-    cal, _ = calibrate(load_triples(kept, measured), settings, dict(kept_cal.source), fit_dispatch=fit_dispatch,
+    if other is not None:
+        settings = replace(settings, other_share=other[0], other_s=other[1])
+    cal, _ = calibrate(load_triples(kept, fitted), settings, dict(kept_cal.source), fit_dispatch=fit_dispatch,
                        lock_share=lock_share)
     return cal, measured
 
 
 def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None = None,
-          lock_share: float = READ_LOCK_SHARE, calibration: Path | None = None) -> None:
+          lock_share: float = READ_LOCK_SHARE, calibration: Path | None = None,
+          other: tuple[float, float] | None = None) -> None:
     """Each kept validation predicted again with the model as it is now (see the module); with
     ``calibration``, every one from that calibration (refitted once) instead of its own."""
     fixed = (None if calibration is None
-             else _refit(calibration, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)[0])
+             else _refit(calibration, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share, other=other)[0])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for n, kept in enumerate(dirs):
@@ -608,7 +618,7 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
             # the schedules it measured (kept since session 39; before, the short ones), each made once
             schedules = _schedules(work, validation.get("schedules") or schedule_arguments("short"))
             if fixed is None:
-                cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share)
+                cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share, other=other)
             else:  # its own measurements are still what its again: rows are compared with
                 cal, measured = fixed, calibration_measurements(kept, Calibration.load(calibration_file(kept)))
             cal_dir = work / f"cal{n}"
@@ -812,6 +822,10 @@ def main() -> None:
     c.add_argument("--calibration", type=Path, default=None, metavar="PATH",
                    help="Predict every session from this calibration (a directory or its file, e.g. the built-in "
                         "src/mimesisbench/data/simnn_calibration.json), refitted once, instead of each one's own.")
+    c.add_argument("--other-share", type=float, default=None, metavar="SHARE",
+                   help="Refit with the host's other work in the model (settings.other_share, a share of one core), "
+                        "taken out of the NameNode's measured CPU; default: none.")
+    c.add_argument("--other-ms", type=float, default=2.0, help="With --other-share: its mean run (settings.other_s, ms).")
     for p in (v, c):
         p.add_argument("--no-fit-dispatch", dest="fit_dispatch", action="store_false",
                        help="Leave the host's switch between threads at 0 (simnn calibrate --no-fit-dispatch).")
@@ -829,7 +843,8 @@ def main() -> None:
         threads_report(a.kept)
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
-              lock_share=a.lock_share, calibration=a.calibration)
+              lock_share=a.lock_share, calibration=a.calibration,
+              other=None if a.other_share is None else (a.other_share, a.other_ms / 1e3))
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch, keep_runs=a.keep_runs,
                  warm=WarmUp(a.warm_first, a.warm_until / 100, a.warm_most), length=a.length)

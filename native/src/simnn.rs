@@ -37,7 +37,11 @@
 //! `dispatch_s` after the core is freed (the host's switch between threads), but for a thread woken
 //! for the lock, whose wake-up is the hand-over's. A handler that finds the lock taken parks, and
 //! spends `park_s` of CPU when woken (fair: with the lock reserved for it; not fair: on a core
-//! before it tries again, the lock free for anyone meanwhile).
+//! before it tries again, the lock free for anyone meanwhile). The host's other work (threads
+//! the model leaves out), when given (`other_gap`, `other_run`), comes in runs that each hold a
+//! core; a burst that finds no core free while one runs is placed on the cores in turn, and one
+//! placed on a core the other work holds waits for that run to end, even if another core is freed
+//! meanwhile (the kernel's run queue per core; `docs/simnn.md`).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -72,6 +76,11 @@ enum Step {
     Beside,
     Retry,
     WokenLate,
+    // the host's other work (`call` is the run's number, not a call's): a run comes due, a run
+    // that waited for a core got one, a run ends
+    OtherArrive,
+    OtherStart,
+    OtherDone,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -129,6 +138,10 @@ pub struct Calls<'a> {
     pub sync: &'a [u8], // not 0: a write's RPC, whose answer waits for an edit-log sync
     pub rpcs: &'a [u8],
     pub client: &'a [u32], // the client whose slots the call takes (a run's worker)
+    // the host's other work: the k-th run comes `other_gap[k % n]` after the one before (the
+    // first after the first call's arrival) and holds a core for `other_run[k % n]`; empty: none
+    pub other_gap: &'a [f64],
+    pub other_run: &'a [f64],
 }
 
 #[derive(Clone, Copy)]
@@ -205,6 +218,14 @@ struct Sim<'a> {
     batch: Vec<usize>,
     // the edit-log thread's answers still to send after the sync that just ended (`edit_s` each)
     answering: VecDeque<usize>,
+    // the host's other work: its runs holding a core now; the bursts placed behind one (they
+    // wait for it to end, whatever other core is freed); bursts that found no core free while
+    // one ran (one in `cores` of them, in turn, is placed behind); calls ended
+    other_running: usize,
+    other_waiting: usize, // runs waiting for a core (at the run queue's head)
+    behind: VecDeque<(usize, f64, Step, f64, f64)>,
+    placed: usize,
+    ended: usize,
 }
 
 impl<'a> Sim<'a> {
@@ -254,6 +275,11 @@ impl<'a> Sim<'a> {
             next_batch: Vec::new(),
             batch: Vec::new(),
             answering: VecDeque::new(),
+            other_running: 0,
+            other_waiting: 0,
+            behind: VecDeque::new(),
+            placed: 0,
+            ended: 0,
         }
     }
 
@@ -277,8 +303,10 @@ impl<'a> Sim<'a> {
     fn cpu_after(&mut self, call: usize, d: f64, next: Step, server: bool, switch: f64) {
         if !server && !self.set.colocated {
             self.at(self.now + d, call, next, false);
-        } else if self.spare {
-            // the thread goes on running: it keeps its core
+        } else if self.spare && self.other_waiting == 0 {
+            // the thread goes on running: it keeps its core (unless the host's other work waits
+            // for one: then the core is the other work's at the end of the step, and the thread
+            // waits for a core again)
             self.spare = false;
             self.at(self.now + d, call, next, true);
         } else if self.cores_free > 0 {
@@ -286,13 +314,57 @@ impl<'a> Sim<'a> {
                 self.cores_free -= 1;
             }
             self.at(self.now + d, call, next, self.set.cores != 0);
+        } else if self.other_running > 0 && self.placed_behind() {
+            self.behind.push_back((call, d, next, switch, self.now));
         } else {
             self.core_queue.push_back((call, d, next, switch, self.now));
         }
     }
 
+    /// Whether a burst that finds no core free while the host's other work runs is placed behind
+    /// a run of it: the bursts are placed on the cores in turn, and those that land on one of the
+    /// `other_running` cores the other work holds wait for it.
+    fn placed_behind(&mut self) -> bool {
+        let core = self.placed % self.set.cores;
+        self.placed += 1;
+        core < self.other_running
+    }
+
+    /// The k-th run of the host's other work comes due: it takes a free core, or the next one freed
+    /// or that a thread would run on with (its burst done: a scheduler's preemption, at the model's
+    /// grain), and the next is due `other_gap` later, as long as calls remain.
+    fn other_arrive(&mut self, k: usize) {
+        let n = self.calls.other_gap.len();
+        if self.ended == self.calls.arrive.len() {
+            return;
+        }
+        if self.cores_free > 0 {
+            self.cores_free -= 1;
+            self.other_running += 1;
+            self.at(self.now + self.calls.other_run[k % n], k, Step::OtherDone, true);
+        } else {
+            // it goes first: the next core freed, or the core of the next thread that would run on
+            self.other_waiting += 1;
+            self.core_queue.push_front((k, 0.0, Step::OtherStart, self.set.dispatch_s, self.now));
+        }
+        self.at(self.now + self.calls.other_gap[(k + 1) % n], k + 1, Step::OtherArrive, false);
+    }
+
+    /// A run of the host's other work ends: the bursts placed behind a run go first (in order),
+    /// then the run queue's.
+    fn other_done(&mut self) {
+        self.other_running -= 1;
+        while let Some(waiting) = self.behind.pop_back() {
+            self.core_queue.push_front(waiting);
+        }
+        self.free_core();
+    }
+
     fn free_core(&mut self) {
         if let Some((call, d, next, switch, asked)) = self.core_queue.pop_front() {
+            if next == Step::OtherStart {
+                self.other_waiting -= 1;
+            }
             // it waited for the core: the switch to its thread first, the core idle meanwhile
             self.core_wait += self.now - asked + switch;
             self.at(self.now + switch + d, call, next, true);
@@ -609,14 +681,15 @@ impl<'a> Sim<'a> {
     fn advance(&mut self, ev: Event) {
         self.now = ev.t;
         // the run queue as this burst ends (`contended` reads it)
-        self.queue = self.core_queue.len();
+        self.queue = self.core_queue.len() + self.behind.len();
         // a thread whose burst ends goes on with its next burst on the same core, if it starts one
-        // in this step (not the NameNode's threads woken beside a call)
+        // in this step (not the NameNode's threads woken beside a call; the host's other work
+        // frees or keeps its core itself)
         if ev.core {
-            if ev.step == Step::Beside {
-                self.free_core();
-            } else {
-                self.spare = true;
+            match ev.step {
+                Step::Beside => self.free_core(),
+                Step::OtherStart | Step::OtherDone => {}
+                _ => self.spare = true,
             }
         }
         let call = ev.call;
@@ -701,6 +774,14 @@ impl<'a> Sim<'a> {
             }
             Step::Stalled => self.after_release(call),
             Step::Beside => {} // a burst beside the call: only its core was to be freed
+            Step::OtherArrive => self.other_arrive(call),
+            Step::OtherStart => {
+                // a run that waited for a core has it now
+                self.other_running += 1;
+                let n = self.calls.other_run.len();
+                self.at(self.now + self.calls.other_run[call % n], call, Step::OtherDone, true);
+            }
+            Step::OtherDone => self.other_done(),
             Step::PostDone => {
                 self.at_server -= 1;
                 self.server_last_end = self.now;
@@ -731,6 +812,7 @@ impl<'a> Sim<'a> {
                     return;
                 }
                 self.end[call] = self.now;
+                self.ended += 1;
                 let client = self.calls.client[call] as usize;
                 if let Some(next) = self.slot_queue[client].pop_front() {
                     self.take_slot(next);
@@ -755,6 +837,9 @@ impl<'a> Sim<'a> {
     fn run(&mut self) {
         let n = self.calls.arrive.len();
         let mut next = 0usize;
+        if n > 0 && self.set.cores != 0 && !self.calls.other_gap.is_empty() {
+            self.at(self.calls.arrive[0] + self.calls.other_gap[0], 0, Step::OtherArrive, false);
+        }
         loop {
             let due = if next < n { self.calls.arrive[next] } else { f64::INFINITY };
             match self.heap.peek() {
@@ -814,7 +899,7 @@ type Times<'py> = (
 /// scales with the queue; `client`: the client of each call (all one client when absent), each
 /// with `outstanding` slots.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None, stall_gate=None, stall_gate_wake=None))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None, stall_gate=None, stall_gate_wake=None, other_gap=None, other_run=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -850,6 +935,8 @@ fn simulate_namenode<'py>(
     s_spin: Option<PyReadonlyArray1<'py, f64>>,
     stall_gate: Option<PyReadonlyArray1<'py, f64>>,
     stall_gate_wake: Option<PyReadonlyArray1<'py, f64>>,
+    other_gap: Option<PyReadonlyArray1<'py, f64>>,
+    other_run: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
@@ -891,7 +978,19 @@ fn simulate_namenode<'py>(
             Some(c) => slice(c, "client", n)?,
             None => &one_client,
         },
+        other_gap: match (&other_gap, &other_run) {
+            (Some(g), Some(_)) => slice(g, "other_gap", n)?,
+            (None, None) => &[],
+            _ => return Err(PyValueError::new_err("simulate_namenode: other_gap and other_run come together")),
+        },
+        other_run: match &other_run {
+            Some(r) if other_gap.is_some() => slice(r, "other_run", n)?,
+            _ => &[],
+        },
     };
+    if calls.other_gap.iter().any(|&g| !(g.is_finite() && g > 0.0)) || calls.other_run.iter().any(|&r| !(r.is_finite() && r >= 0.0)) {
+        return Err(PyValueError::new_err("simulate_namenode: other_gap must be finite and > 0, other_run finite and >= 0"));
+    }
     if calls.arrive.windows(2).any(|w| !matches!(w[0].partial_cmp(&w[1]), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))) {
         return Err(PyValueError::new_err("simulate_namenode: arrive must be sorted and finite"));
     }

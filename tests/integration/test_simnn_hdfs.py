@@ -92,6 +92,13 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
             assert m["namenode_syncs"] > 0  # the syncs the NameNode counted over the benchmark
     steal = cal.source["host_steal"]  # the host's steal over the batches, and the worst batch's
     assert 0 <= steal["share"] <= steal["max_share"] <= 1 and " x " in steal["worst"]
+    # the host's other work (its busy CPU less the client's and the NameNode's), a share of one
+    # core per load: recorded for each load measured, never negative, at most the host's cores
+    other = cal.source["host_other"]
+    assert set(other["by_clients"]) == {"1", "8", "64"}
+    assert all(0 <= share <= os.cpu_count() for share in other["by_clients"].values())
+    assert min(other["by_clients"].values()) <= other["share"] <= max(other["by_clients"].values())
+    assert all(m["host_other_us_per_op"] >= 0 for m in micro)
     # the edit-log thread's CPU, per edit and per sync, solved from the creates' three loads: the
     # model's edit-log thread spends the first on every write RPC (not a timing: its own CPU, and
     # what it spends per create at one client, a sync per edit, is more than at 64, a sync per batch)

@@ -33,12 +33,13 @@ def _calibration(tmp_path: Path, **settings: object) -> Path:
 
 def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&park=7us&seed=3&colocated=no"
-                           "&async_edits=false&dispatch=4us&edit=8us")
+                           "&async_edits=false&dispatch=4us&edit=8us&other=0.15&other_run=3ms")
     assert isinstance(backend, SimnnBackend)
     s = backend.calibration.settings
     assert (s.handlers, s.fair, s.cores, s.colocated, s.async_edits) == (32, False, 4, False, False)
     assert s.sync_s == pytest.approx(1e-3) and s.wake_s == pytest.approx(5e-6) and s.park_s == pytest.approx(7e-6)
     assert s.dispatch_s == pytest.approx(4e-6) and s.edit_s == pytest.approx(8e-6)
+    assert s.other_share == pytest.approx(0.15) and s.other_s == pytest.approx(3e-3)
     assert backend.options.seed == 3
     builtin = open_backend("simnn:").calibration  # the calibration shipped with the package
     assert OpCode.GETFILEINFO in builtin.costs and OpCode.CREATE in builtin.costs
@@ -53,6 +54,9 @@ def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     ("simnn:?sync=3", "is not a duration"),
     ("simnn:?threads=4", "unknown option"),
     ("simnn:?engine=fast", "engine must be"),
+    ("simnn:?other=much", "is not a number"),
+    ("simnn:?other=-0.1", "share of one core >= 0"),
+    ("simnn:?other_run=often", "is not a duration"),
 ])
 def test_a_bad_url_names_what_is_wrong(url: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
@@ -172,6 +176,22 @@ def test_micro_on_the_simulated_server(tmp_path: Path, capsys: pytest.CaptureFix
     assert any("mkdirs simulated with the costs measured on create" in w for w in json.loads(out)["warnings"])
 
 
+def test_the_host_s_other_work_slows_micro_on_the_simulated_server(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 cores, 4 handlers of 100 us reads from 16 clients: the cores bound it at 20,000 a second;
+    # the host's other work taking half a core between its runs leaves the reads 1.5 cores
+    cal = _calibration(tmp_path / "cal")
+    figures = []
+    for other in ("", "&other=0.5&other_run=1ms"):
+        code, out, err = run_cli(["micro", "fileStatus", "-n", "20000", "-t", "16", "-b",
+                                  f"simnn:?calibration={cal}&cores=2{other}", "--json"], capsys)
+        assert code == 0, err
+        figures.append(json.loads(out))
+    assert figures[0]["ops_per_s"] == pytest.approx(2 / 100e-6, rel=0.01)
+    assert figures[1]["ops_per_s"] == pytest.approx(1.5 / 100e-6, rel=0.05)
+    assert figures[1]["latency_ms"]["p99"] > 1.5 * figures[0]["latency_ms"]["p99"]
+
+
 def test_a_missing_calibration_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["micro", "fileStatus", "-n", "10", "-b", f"simnn:?calibration={tmp_path / 'none'}"],
                            capsys)
@@ -190,12 +210,15 @@ def test_simnn_show_prints_a_calibration(tmp_path: Path, capsys: pytest.CaptureF
     data["source"]["edit_thread"] = {"us_per_edit": 7.4, "us_per_sync": 61.0, "measurements": 18}
     data["settings"]["edit_s"] = 7.4e-6
     data["source"]["host_steal"] = {"share": 0.021, "max_share": 0.45, "worst": "create x 1 (round 1)"}
+    data["source"]["host_other"] = {"share": 0.104, "by_clients": {"1": 0.075, "8": 0.104, "64": 0.212}}
     cal.write_text(json.dumps(data))
     code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
     assert code == 0, err
     assert "edit-log sync: 210 us, the NameNode's own" in out and "fdatasync from this host: 90 us" in out
     assert "edit-log thread: 7.4 us an edit (edit_s), 61 us a sync" in out
     assert "the host's steal: 2.1 % of this machine's busy CPU" in out and "45.0 % (create x 1 (round 1))" in out
+    assert "the host's other work: 10.4 % of one core" in out and "21.2 % at 64" in out
+    assert "simnn:?other=0.10" in out
 
 
 def test_an_experiment_sets_the_simulated_server_per_design_point(

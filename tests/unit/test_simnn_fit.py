@@ -326,6 +326,24 @@ def test_the_edit_log_thread_s_cpu_per_edit_and_per_sync_come_from_its_thread_an
     assert measure_edit_thread(unread) is None
 
 
+def test_the_host_s_other_work_is_a_share_of_a_core_per_load_and_over_every_batch() -> None:
+    """``simnn calibrate``'s record of the host's other work (its busy CPU less the client's and
+    the NameNode's, per operation) as a share of one core: the median per load and over every
+    batch; batches without the reading are left out, and none at all gives nothing."""
+    from mimesisbench.study.simnn_calibration import other_work_summary
+
+    def result(clients: int, other_us: float, rate: float) -> dict[str, object]:
+        return {"op": "create", "concurrency": clients, "ops_per_s": rate, "host_other_us_per_op": other_us}
+
+    raw = [result(1, 50.0, 1_000.0), result(1, 100.0, 1_000.0), result(1, 80.0, 1_000.0),
+           result(8, 20.0, 5_000.0), result(64, 20.0, 10_000.0), {"op": "create", "concurrency": 8}]
+    got = other_work_summary(raw)
+    assert got is not None
+    assert got["by_clients"] == pytest.approx({"1": 0.08, "8": 0.10, "64": 0.20})
+    assert got["share"] == pytest.approx(0.10)  # the median of 0.05, 0.10, 0.08, 0.10, 0.20
+    assert other_work_summary(raw[-1:]) is None
+
+
 def test_the_host_s_steal_is_summed_over_the_batches_and_its_worst_batch_named() -> None:
     """``simnn calibrate``'s record of the host's steal: the stolen share of the host's busy CPU over
     every measured batch (weighted by its operations), and the batch that lost the most, with its

@@ -23,6 +23,11 @@ URL: ``simnn:`` with options after ``?``, ``&``-separated::
                        asynchronous edit logging only); 0: no such thread
     async_edits=true|false  a write's handler goes on before its edit is synced (Hadoop 3's
                        default, dfs.namenode.edits.asynclogging), or waits for the sync
+    other=SHARE        the host's other work (threads the model leaves out: the JVM's compiler
+                       and collector, the kernel's workers), a share of one core (e.g. 0.1), in
+                       runs that each hold a core, the threads placed behind one waiting for it;
+                       0: none (the calibration's NameNode CPU has the host's in it)
+    other_run=DURATION  its runs' mean length (default 2ms)
     seed=N             the draws of each call's costs (default 0)
     engine=auto|native|simpy
 
@@ -47,10 +52,10 @@ from mimesisbench.units import parse_flag
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
 _OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-            "dispatch", "edit", "seed", "engine")
+            "dispatch", "edit", "other", "other_run", "seed", "engine")
 #: what an experiment's ``kind = "simnn"`` factor may set (``with_options``)
 FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-                  "dispatch", "edit", "seed")
+                  "dispatch", "edit", "other", "other_run", "seed")
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,16 @@ def _int(text: str, key: str, minimum: int) -> int:
     return value
 
 
+def _share(text: str, key: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"simnn: {key}={text!r} is not a number (a share of one core, e.g. 0.1)") from None
+    if not (value >= 0 and value != float("inf")):
+        raise ConfigError(f"simnn: {key} must be a share of one core >= 0, got {text!r}")
+    return value
+
+
 def parse_simnn_url(url: str) -> SimnnOptions:
     """``simnn:?handlers=10&fair=false`` -> ``SimnnOptions`` (``ConfigError`` names a bad option)."""
     scheme, _, rest = url.partition(":")
@@ -117,6 +132,10 @@ def parse_simnn_url(url: str) -> SimnnOptions:
             overrides.append((key, _int(value, key, 1 if key == "handlers" else 0)))
         elif key in ("fair", "colocated", "async_edits"):
             overrides.append((key, parse_flag(value, f"simnn: {key}")))
+        elif key == "other":
+            overrides.append(("other_share", _share(value, key)))
+        elif key == "other_run":
+            overrides.append(("other_s", parse_duration(value, f"simnn: {key}")))
         else:
             overrides.append((f"{key}_s", parse_duration(value, f"simnn: {key}")))
     return SimnnOptions(calibration, tuple(overrides), seed, engine)

@@ -123,6 +123,12 @@ def _show(data: dict, console: Console) -> None:
         console.print(f"the host's steal: {100 * steal['share']:.1f} % of this machine's busy CPU over the "
                       f"measurements, at most {100 * steal['max_share']:.1f} % ({steal['worst']}); charged to the "
                       f"NameNode's CPU like the host's other work")
+    other = (data.get("source") or {}).get("host_other")
+    if isinstance(other, dict):  # recorded since session 67
+        loads = ", ".join(f"{100 * share:.1f} % at {clients}" for clients, share in other["by_clients"].items())
+        console.print(f"the host's other work: {100 * other['share']:.1f} % of one core (median over the batches; "
+                      f"{loads} clients); in the NameNode's fitted CPU, or on a core of its own with "
+                      f"simnn:?other={other['share']:.2f}")
     edit = (data.get("source") or {}).get("edit_thread")
     if isinstance(edit, dict):
         console.print(f"edit-log thread: {edit['us_per_edit']:.1f} us an edit (edit_s), {edit['us_per_sync']:.0f} us a "

@@ -8,7 +8,7 @@ with median ``delay_s`` and shape ``delay_sigma``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,6 +43,11 @@ class Calls:
     s_post: NDArray[np.float64]
     sync: NDArray[np.uint8]  # 1: a write, each of whose RPCs waits for an edit-log sync (0: a read)
     rpcs: NDArray[np.uint8]  # RPCs of the operation, one after the other (each with the costs above)
+    # the host's other work (``ServerSettings.other_share``): the k-th run comes other_gap[k % n]
+    # after the one before (the first after the first call's arrival) and holds a core for
+    # other_run[k % n]; empty: none
+    other_gap: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    other_run: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
     def __len__(self) -> int:
         return int(self.arrive.size)
@@ -99,6 +104,7 @@ def make_calls(
         rpcs[rows] = rpcs_of(op)
     # drawn after every other draw, so that those stay as they were before the gate was drawn
     stall_gate, stall_gate_wake = _stall_gates(rng, lock, stall_queue)
+    other_gap, other_run = _other_work(rng, calibration, n)
     calls = Calls(
         arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
         c_send=c_send,
@@ -119,6 +125,8 @@ def make_calls(
         s_post=s_post,
         sync=sync,
         rpcs=rpcs,
+        other_gap=other_gap,
+        other_run=other_run,
     )
     return calls, stand_ins
 
@@ -170,3 +178,16 @@ def _stall_gates(rng: np.random.Generator, lock: NDArray[np.uint8],
     after[rows] = rng.random(rows.size)
     wake[rows] = rng.random(rows.size)
     return after, wake
+
+
+def _other_work(rng: np.random.Generator, calibration: Calibration, n: int
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The host's other work (``ServerSettings.other_share``, in runs of mean ``other_s``): ``n``
+    gaps between runs (exponential: Poisson times) and ``n`` run lengths (exponential), drawn after
+    every other draw; empty where there is none (no share, unlimited cores or no call)."""
+    settings = calibration.settings
+    if settings.other_share <= 0 or settings.cores == 0 or n == 0:
+        return np.zeros(0), np.zeros(0)
+    gaps = rng.exponential(settings.other_s / settings.other_share, n)
+    runs = rng.exponential(settings.other_s, n)
+    return np.maximum(gaps, np.finfo(float).tiny), runs

@@ -51,6 +51,12 @@ thread keeps its core from one burst to the next while it runs on (a handler fro
 its work under the lock, from there to the rest, and on to the next waiting call; a client from a
 receive to its next send): only a thread that blocks or goes idle gives it back, as a scheduler
 does, rather than queueing again after every burst.
+The host's other work (``other_share`` of one core; 0: none, its CPU then in the NameNode's
+fitted costs) comes in runs at Poisson times, each holding a core for an exponential time of mean
+``other_s``: it takes a free core, else the next core freed or given up by a thread that would
+run on after its burst (preemption between bursts); a burst that finds no core free while a run
+holds one is placed on the cores in turn and, placed on that run's core, waits for it to end even
+if another core is freed (the kernel's run queue per core).
 A call's handler may stall (its thread descheduled on a busy host; what makes the tail of a
 busy server), once per RPC, at the first of two points where at least ``cores`` other bursts are
 waiting for a core (twice as many threads runnable as cores): as it is woken from a park for the
@@ -136,6 +142,16 @@ class ServerSettings:
     # edits, so one thread serialises every write's tail (measured here: 5-9 us an edit beside
     # 60 us of CPU per sync, ``docs/simnn.md``); 0: no such thread, the handlers' work has it
     edit_s: float = 0.0
+    # the host's other work (threads the model leaves out: the JVM's compiler and collector, the
+    # kernel's workers, other processes), ``other_share`` of one core between its runs, which come
+    # at Poisson times and each hold a core for an exponential time of mean ``other_s``. A burst
+    # that finds no core free while a run holds one is placed on the cores in turn; one placed on
+    # that core waits for the run to end, even if another core is freed meanwhile (the kernel keeps
+    # a run queue per core: measured here, a serial thread's waits of 1 ms or more came with the
+    # other core idle more than half of the time, docs/simnn.md). 0: none (the work is then in
+    # the NameNode's fitted CPU, as the calibration measures the host's CPU)
+    other_share: float = 0.0
+    other_s: float = 0.002
 
     def before_fit(self) -> ServerSettings:
         """These settings with the ones a calibration's fit chooses (the lock hand-over, the
@@ -153,6 +169,11 @@ class ServerSettings:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite duration >= 0, got {value}")
+        if not (math.isfinite(self.other_share) and 0 <= self.other_share < max(1, self.cores)):
+            raise ConfigError(f"simnn: other_share must be a share of one core >= 0 and below the cores,"
+                              f" got {self.other_share}")
+        if not (math.isfinite(self.other_s) and self.other_s > 0):
+            raise ConfigError(f"simnn: other_s must be a finite duration > 0, got {self.other_s}")
 
 
 @dataclass(frozen=True)

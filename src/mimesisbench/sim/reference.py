@@ -12,7 +12,7 @@ too (simpy has neither a read-write lock nor a batching server).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from typing import Any
 
 import numpy as np
@@ -26,21 +26,29 @@ SimProcess = Generator[simpy.Event, Any, None]
 
 class Cores:
     """The host's cores: FIFO, 0 for unlimited. A thread holds one from a burst to the next as long
-    as it runs on, and gives it back (``give``) when it blocks or goes idle."""
+    as it runs on, and gives it back (``give``) when it blocks or goes idle. The host's other work
+    (``other_work``) holds cores too; a burst that finds no core free while it runs is placed on
+    the cores in turn, and one placed on a core it holds waits behind it (``sim.model``)."""
 
     def __init__(self, env: simpy.Environment, count: int, dispatch_s: float = 0.0) -> None:
         self.env = env
         self.dispatch_s = dispatch_s
+        self.count = count
         self.unlimited = count == 0
         self.free = count
         self.wanted_at = max(1, count)
         self.queue: deque[tuple[simpy.Event, float, float]] = deque()
         self.waited = 0.0  # how long bursts waited for a core in all, the switch included
+        self.behind: deque[tuple[simpy.Event, float, float]] = deque()  # placed behind other work
+        self.other_running = 0
+        self.other_waiting: set[simpy.Event] = set()  # runs waiting for a core (at the queue's head)
+        self.placed = 0  # bursts placed on a core while other work ran
+        self.calls_left = 0  # the other work goes on while calls remain
 
     @property
     def waiting(self) -> int:
-        """Bursts waiting for a core (the run queue)."""
-        return len(self.queue)
+        """Bursts waiting for a core (the run queue), those behind the host's other work too."""
+        return len(self.queue) + len(self.behind)
 
     @property
     def wanted(self) -> bool:
@@ -56,15 +64,64 @@ class Cores:
         if self.unlimited or self.free > 0:
             self.free -= 0 if self.unlimited else 1
             got.succeed()
+        elif self.other_running and self._placed_behind():
+            self.behind.append((got, 0.0 if handed else self.dispatch_s, self.env.now))
         else:
             self.queue.append((got, 0.0 if handed else self.dispatch_s, self.env.now))
         return got
+
+    def _placed_behind(self) -> bool:
+        core = self.placed % self.count
+        self.placed += 1
+        return core < self.other_running
+
+    def other_work(self, gaps: np.ndarray, runs: np.ndarray, first: float) -> SimProcess:
+        """The host's other work: the k-th run comes ``gaps[k % n]`` after the one before (the
+        first ``gaps[0]`` after ``first``) and holds a core for ``runs[k % n]``, while
+        ``calls_left``."""
+        n = len(gaps)
+        k = 0
+        yield self.env.timeout(first + float(gaps[0]))
+        while self.calls_left > 0:
+            run = float(runs[k % n])
+            if self.free > 0:
+                self.free -= 1
+                self._other_start(run)
+            else:  # it goes first: the next core freed, or one a thread would run on with
+                got = self.env.event()
+                got.callbacks.append(lambda _, run=run: self._other_start(run))  # type: ignore[misc]
+                self.other_waiting.add(got)
+                self.queue.appendleft((got, self.dispatch_s, self.env.now))
+            k += 1
+            yield self.env.timeout(float(gaps[k % n]))
+
+    def _other_start(self, run: float) -> None:
+        self.other_running += 1
+        self.env.timeout(run).callbacks.append(self._other_done)
+
+    def _other_done(self, _: simpy.Event) -> None:
+        """A run ends: the bursts placed behind one go first, in order, then the run queue's."""
+        self.other_running -= 1
+        while self.behind:
+            self.queue.appendleft(self.behind.pop())
+        self.give()
+
+    def run_on(self, held: bool, *, handed: bool = False) -> simpy.Event | None:
+        """A thread's next burst: on the core it holds (None: it goes on at once), unless the
+        host's other work waits for a core, which then takes it (a scheduler's preemption, at the
+        model's grain: between bursts), the thread waiting for a core again; or a core taken."""
+        if held and not self.other_waiting:
+            return None
+        if held:
+            self.give()
+        return self.take(handed=handed)
 
     def give(self) -> None:
         if self.unlimited:
             return
         if self.queue:
             waiter, switch, asked = self.queue.popleft()
+            self.other_waiting.discard(waiter)
             self.waited += self.env.now - asked + switch
             if switch > 0:  # the switch to the waiting thread: the core idle meanwhile
                 self.env.timeout(switch).callbacks.append(lambda _: _grant(waiter))
@@ -219,8 +276,10 @@ class RWLock:
         if self._compatible(kind):
             _, _, granted = self.queue.popleft()
             self._take(kind)
-            # its wake-up is paid; it goes on on its core, or asks for one as it takes the lock
-            granted.succeed((0.0, True if park > 0 else self.cores.take(handed=True)))
+            # its wake-up is paid; it goes on on its core (unless the host's other work takes it
+            # now: ``Cores.run_on``), or asks for one as it takes the lock
+            granted.succeed((0.0, (self.cores.run_on(True, handed=True) or True) if park > 0
+                             else self.cores.take(handed=True)))
             while self.queue and self.queue[0][0] != LOCK_WRITE and self._compatible(self.queue[0][0]):
                 k, c, g = self.queue.popleft()
                 self._take(k)
@@ -257,9 +316,13 @@ class EditLog:
         while True:
             yield self.env.timeout(self.sync_s)
             if self.edit_s > 0:
-                yield self.cores.take()
+                held = False
                 for done in batch:
+                    core = self.cores.run_on(held)
+                    if core is not None:
+                        yield core
                     yield self.env.timeout(self.edit_s)
+                    held = True
                     done.succeed()
                 self.cores.give()  # it blocks again: in the next sync's I/O, or idle
             else:
@@ -269,10 +332,6 @@ class EditLog:
                 self.syncing = False
                 return
             batch, self.next_batch = self.next_batch, []
-
-
-def _fifo_cores(env: simpy.Environment, settings: ServerSettings) -> Cores:
-    return Cores(env, settings.cores, settings.dispatch_s)
 
 
 def stalls_now(calls: Calls, call: int, draw: float, cores: Cores) -> bool:
@@ -294,20 +353,19 @@ def stall_length(calls: Calls, call: int, waiting: int) -> float:
 
 
 def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
-                       client: np.ndarray | None = None,
-                       make_cores: Callable[[simpy.Environment, ServerSettings], Cores] | None = None,
-                       ) -> tuple[Any, ...]:
+                       client: np.ndarray | None = None) -> tuple[Any, ...]:
     """(start, end, lock wait) per call, in seconds, the wake-ups each paid (the client's, the
     NameNode's, its handler's), its parks for the lock and the run queue as its handler was done
     with its work under the lock, and how long bursts waited for a core in all, as
     ``native.simulate_namenode`` gives them. ``client``: each call's client (all one when None),
-    each with ``outstanding`` slots. ``make_cores``: the host's cores (``Cores`` by default), for a
-    trial of another scheduler (``bench/bench_other_work.py``); it may add processes of its own,
-    which must end for the simulation to."""
+    each with ``outstanding`` slots."""
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)
-    cores = (make_cores or _fifo_cores)(env, settings)
+    cores = Cores(env, settings.cores, settings.dispatch_s)
+    cores.calls_left = n
+    if calls.other_gap.size and n and not cores.unlimited:
+        env.process(cores.other_work(calls.other_gap, calls.other_run, float(calls.arrive[0])))
     owner = [0] * n if client is None else client.tolist()
     slots = [Pool(env, outstanding if outstanding > 0 else big, cores) for _ in range(max(owner, default=0) + 1)]
     handlers = Pool(env, settings.handlers, cores)
@@ -330,8 +388,9 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     # A burst runs on the core its thread holds (it ran the burst before and has not blocked
     # since) or takes one; the thread keeps it afterwards until it blocks (``cores.give()``).
     def cpu(d: float, held: bool) -> SimProcess:
-        if not held:
-            yield cores.take()
+        core = cores.run_on(held)
+        if core is not None:
+            yield core
         yield env.timeout(d)
 
     def beside(d: float) -> SimProcess:
@@ -377,10 +436,13 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
             owed, core = yield turn
             work += owed
         wait[i] += env.now - asked
-        if isinstance(core, simpy.Event):  # the core it asked for as it woke
+        if isinstance(core, simpy.Event):  # the core it asked for as it woke: its burst runs on it
             yield core
-            core = True
-        yield from cpu(work, core)
+            yield env.timeout(work)
+        elif turn is not None:  # the core it woke on (the lock's ``_wake_head`` kept it for it)
+            yield env.timeout(work)
+        else:
+            yield from cpu(work, core)
         # descheduled (twice as many bursts runnable as cores), with then without the lock
         used, stalled[i] = bool(stalled[i]), False
         queue[i] = cores.waiting
@@ -426,6 +488,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
             yield from client_cpu(float(calls.c_recv[i]), i, False)
             core = settings.colocated  # it goes on running: the next RPC's send, or the next call
         end[i] = env.now
+        cores.calls_left -= 1
         slots[owner[i]].put(core)
 
     def arrivals() -> SimProcess:

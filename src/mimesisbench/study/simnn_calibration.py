@@ -218,6 +218,7 @@ def measure_and_fit(
         other = max(0.0, host - float(client_cpu) - float(server))  # the kernel's and other processes' share
         result["host_cpu_us_per_op"] = host
         result["host_steal_us_per_op"] = (host_readings[1][1] - host_readings[0][1]) / n * 1e6
+        result["host_other_us_per_op"] = other
         threads = _per_thread_group(thread_readings, n)
         if threads is not None:
             result["namenode_threads_us_per_op"] = threads
@@ -256,6 +257,7 @@ def measure_and_fit(
     triples = [(median_at(i, 0), median_at(i, 1), median_at(i, 2)) for i in range(len(ops))]
     measurements = [m for triple in triples for m in triple]
     steal = steal_summary(raw)
+    other = other_work_summary(raw)
     source = {
         "measured_on": backend_url,
         "hadoop_version": state.hadoop_version if state else None,
@@ -272,6 +274,7 @@ def measure_and_fit(
                  "measurements": syncs_seen},
         "edit_thread": edit_thread,
         "host_steal": steal,
+        "host_other": other,
     }
     if announce is not None and steal is not None and steal["max_share"] > STEAL_WARN_SHARE:
         announce(f"warning: the host stole {100 * steal['max_share']:.0f} % of this machine's busy CPU over "
@@ -279,6 +282,26 @@ def measure_and_fit(
                  f"include that time; calibrate again when the host is quiet")
     calibration, _ = calibrate(triples, settings, source, lock_share=lock_share, fit_dispatch=fit_dispatch)
     return calibration, raw
+
+
+def other_work_summary(raw: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The host's other work over the measured batches ``raw`` (each with
+    ``host_other_us_per_op``: the host's busy CPU less the client's and the NameNode's, its steal
+    included, and ``ops_per_s``), as a share of one core: per load (clients), the median over its
+    batches, and the median over every batch (``share``): what ``simnn:?other=SHARE`` models on a
+    core of its own (``sim.model``; the fitted NameNode CPU has it in it). None where no batch
+    recorded it."""
+    by_load: dict[int, list[float]] = {}
+    for result in raw:
+        other, rate = result.get("host_other_us_per_op"), result.get("ops_per_s")
+        if not isinstance(other, int | float) or not isinstance(rate, int | float):
+            continue
+        by_load.setdefault(int(result.get("concurrency", 0)), []).append(other * rate / 1e6)
+    if not by_load:
+        return None
+    every = [share for shares in by_load.values() for share in shares]
+    return {"share": float(np.median(every)),
+            "by_clients": {str(clients): float(np.median(shares)) for clients, shares in sorted(by_load.items())}}
 
 
 def steal_summary(raw: list[dict[str, Any]]) -> dict[str, Any] | None:

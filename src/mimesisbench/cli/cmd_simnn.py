@@ -127,8 +127,8 @@ def _show(data: dict, console: Console) -> None:
     if isinstance(other, dict):  # recorded since session 67
         loads = ", ".join(f"{100 * share:.1f} % at {clients}" for clients, share in other["by_clients"].items())
         console.print(f"the host's other work: {100 * other['share']:.1f} % of one core (median over the batches; "
-                      f"{loads} clients); in the NameNode's fitted CPU, or on a core of its own with "
-                      f"simnn:?other={other['share']:.2f}")
+                      f"{loads} clients); in the NameNode's fitted CPU, and on a core of its own as well "
+                      f"with simnn:?other={other['share']:.2f} (a what-if: counted twice, the throughput lower)")
     edit = (data.get("source") or {}).get("edit_thread")
     if isinstance(edit, dict):
         console.print(f"edit-log thread: {edit['us_per_edit']:.1f} us an edit (edit_s), {edit['us_per_sync']:.0f} us a "

@@ -98,6 +98,17 @@ def perf_allowed(scratch: Path) -> str | None:
 Switch = tuple[float, int, str, float, float]
 
 
+def group_of(name: str) -> str:
+    """A thread's group: its name without its digits (handlers, the JVM's compiler threads...)."""
+    return re.sub(r"\d+", "#", name.strip())
+
+
+def left_out(group: str) -> bool:
+    """Whether a group of threads is the host's other work: neither modelled by ``simnn:`` nor the
+    trace itself."""
+    return not group.startswith(MODELLED) and not group.startswith("perf")
+
+
 def switches(timehist: str) -> list[Switch]:
     """Each switch away from a thread: (time on the trace's clock in s, its core, its group: the
     thread's name without its digits, "<idle>" for the idle task, its scheduling delay before it
@@ -106,7 +117,7 @@ def switches(timehist: str) -> list[Switch]:
     for line in timehist.splitlines():
         m = LINE.match(line)
         if m:
-            rows.append((float(m.group(1)), int(m.group(2)), re.sub(r"\d+", "#", m.group(3).strip()),
+            rows.append((float(m.group(1)), int(m.group(2)), group_of(m.group(3)),
                          float(m.group(5)), float(m.group(6))))
     return rows
 
@@ -177,7 +188,7 @@ def other_work(groups: dict[str, np.ndarray], seconds: float) -> None:
     compiler and collector, the DataNode, the kernel's workers...): how often, how long, and the
     share of one core they took, with the groups that had most of them."""
     runs = {name: a[:, 1][a[:, 1] >= LONG_RUN_MS] for name, a in groups.items()
-            if not name.startswith(MODELLED) and not name.startswith("perf")}
+            if left_out(name)}
     every = np.concatenate(list(runs.values()) or [np.zeros(0)])
     if not every.size:
         print(f"   other threads: no run of {LONG_RUN_MS} ms or more")
@@ -252,7 +263,7 @@ def thread_cpu() -> dict[int, tuple[str, float]]:
             continue
         name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
         # utime, stime; a kernel worker's name changes with its work queue: its group is "kworker"
-        used[int(stat.parent.name)] = (re.sub(r"\d+", "#", name.split("/")[0] if name.startswith("kworker") else name),
+        used[int(stat.parent.name)] = (group_of(name.split("/")[0] if name.startswith("kworker") else name),
                                        (int(rest[11]) + int(rest[12])) / tick)
     return used
 
@@ -262,7 +273,7 @@ def other_cpu(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, 
     readings ``seconds`` apart, and the groups that used most of it."""
     spent: dict[str, float] = defaultdict(float)
     for tid, (name, used) in after.items():
-        if not name.startswith(MODELLED) and not name.startswith("perf"):
+        if left_out(name):
             spent[name] += used - before.get(tid, (name, 0.0))[1]
     top = sorted(spent.items(), key=lambda kv: -kv[1])[:4]
     return (f"{100 * sum(spent.values()) / seconds:.1f} % of one core; most from "

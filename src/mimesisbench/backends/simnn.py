@@ -37,6 +37,7 @@ Settings given in the URL override the calibration's.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -97,7 +98,7 @@ def _share(text: str, key: str) -> float:
         value = float(text)
     except ValueError:
         raise ConfigError(f"simnn: {key}={text!r} is not a number (a share of one core, e.g. 0.1)") from None
-    if not (value >= 0 and value != float("inf")):
+    if not (math.isfinite(value) and value >= 0):
         raise ConfigError(f"simnn: {key} must be a share of one core >= 0, got {text!r}")
     return value
 

@@ -581,10 +581,11 @@ def runs_report(dirs: list[Path], *, by_op: bool = False) -> None:
 
 
 def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None,
-           lock_share: float = READ_LOCK_SHARE, other: tuple[float, float] | None = None,
+           lock_share: float = READ_LOCK_SHARE, other: tuple[float, float, float | None] | None = None,
            ) -> tuple[Calibration, dict[tuple[OpCode, int], OpMeasurement]]:
     """A kept calibration's measurements fitted again with the current code, and the measurements.
-    ``other``: the host's other work (share of a core, mean run in s) in the model, and out of the
+    ``other``: the host's other work (share of a core, mean run in s, the chance a woken thread is
+    placed behind a run with a core free) in the model, and out of the
     NameNode's measured CPU (which has the host's in it): its share over each batch's operations."""
     kept_cal = Calibration.load(calibration_file(kept))
     measured = calibration_measurements(kept, kept_cal)
@@ -598,7 +599,7 @@ def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None
     if edit_s is not None:
         settings = replace(settings, edit_s=edit_s)
     if other is not None:
-        settings = replace(settings, other_share=other[0], other_s=other[1])
+        settings = replace(settings, other_share=other[0], other_s=other[1], other_place=other[2])
     cal, _ = calibrate(load_triples(kept, fitted), settings, dict(kept_cal.source), fit_dispatch=fit_dispatch,
                        lock_share=lock_share)
     return cal, measured
@@ -606,7 +607,7 @@ def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None
 
 def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None = None,
           lock_share: float = READ_LOCK_SHARE, calibration: Path | None = None,
-          other: tuple[float, float] | None = None) -> None:
+          other: tuple[float, float, float | None] | None = None) -> None:
     """Each kept validation predicted again with the model as it is now (see the module); with
     ``calibration``, every one from that calibration (refitted once) instead of its own."""
     fixed = (None if calibration is None
@@ -826,6 +827,9 @@ def main() -> None:
                    help="Refit with the host's other work in the model (settings.other_share, a share of one core), "
                         "taken out of the NameNode's measured CPU; default: none.")
     c.add_argument("--other-ms", type=float, default=2.0, help="With --other-share: its mean run (settings.other_s, ms).")
+    c.add_argument("--other-place", type=float, default=None,
+                   help="With --other-share: the chance a thread woken while a run holds a core is placed behind it, "
+                        "another core free or not (settings.other_place; default: the cores in turn).")
     for p in (v, c):
         p.add_argument("--no-fit-dispatch", dest="fit_dispatch", action="store_false",
                        help="Leave the host's switch between threads at 0 (simnn calibrate --no-fit-dispatch).")
@@ -844,7 +848,7 @@ def main() -> None:
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
               lock_share=a.lock_share, calibration=a.calibration,
-              other=None if a.other_share is None else (a.other_share, a.other_ms / 1e3))
+              other=None if a.other_share is None else (a.other_share, a.other_ms / 1e3, a.other_place))
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch, keep_runs=a.keep_runs,
                  warm=WarmUp(a.warm_first, a.warm_until / 100, a.warm_most), length=a.length)

@@ -39,9 +39,12 @@
 //! spends `park_s` of CPU when woken (fair: with the lock reserved for it; not fair: on a core
 //! before it tries again, the lock free for anyone meanwhile). The host's other work (threads
 //! the model leaves out), when given (`other_gap`, `other_run`), comes in runs that each hold a
-//! core; a burst that finds no core free while one runs is placed on the cores in turn, and one
-//! placed on a core the other work holds waits for that run to end, even if another core is freed
-//! meanwhile (the kernel's run queue per core; `docs/simnn.md`).
+//! core; a burst woken while one runs is placed on the run's core with a chance (`other_place`,
+//! every `1 / other_place`-th such burst, whether or not another core is free: the kernel places a
+//! woken thread on a busy core as often with another idle as not, `docs/simnn.md`), or, without a
+//! chance given, a free core is taken and with none free the bursts are placed on the cores in
+//! turn; one placed on a core the other work holds waits for that run to end, even if another core
+//! is freed meanwhile (the kernel's run queue per core).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -158,6 +161,10 @@ pub struct Settings {
     pub dispatch_s: f64,
     pub edit_s: f64,
     pub stall_power: f64,
+    // the chance that a burst woken while the host's other work runs is placed behind a run of
+    // it, whether or not another core is free; below 0: none given (a free core is taken, and
+    // with none free the bursts are placed on the cores in turn)
+    pub other_place: f64,
 }
 
 struct Sim<'a> {
@@ -225,6 +232,10 @@ struct Sim<'a> {
     other_waiting: usize, // runs waiting for a core (at the run queue's head)
     behind: VecDeque<(usize, f64, Step, f64, f64)>,
     placed: usize,
+    // the placements by chance so far, as a running sum of `other_place`: a burst is placed
+    // behind the other work each time it passes a whole number (deterministic, no draw: the
+    // simpy reference keeps the same sum)
+    place_sum: f64,
     ended: usize,
 }
 
@@ -279,6 +290,7 @@ impl<'a> Sim<'a> {
             other_waiting: 0,
             behind: VecDeque::new(),
             placed: 0,
+            place_sum: 0.0,
             ended: 0,
         }
     }
@@ -309,12 +321,12 @@ impl<'a> Sim<'a> {
             // waits for a core again)
             self.spare = false;
             self.at(self.now + d, call, next, true);
-        } else if self.cores_free > 0 {
+        } else if self.cores_free > 0 && !(self.other_running > 0 && self.placed_by_chance()) {
             if self.set.cores != 0 {
                 self.cores_free -= 1;
             }
             self.at(self.now + d, call, next, self.set.cores != 0);
-        } else if self.other_running > 0 && self.placed_behind() {
+        } else if self.cores_free > 0 || (self.other_running > 0 && self.placed_behind()) {
             self.behind.push_back((call, d, next, switch, self.now));
         } else {
             self.core_queue.push_back((call, d, next, switch, self.now));
@@ -322,12 +334,28 @@ impl<'a> Sim<'a> {
     }
 
     /// Whether a burst that finds no core free while the host's other work runs is placed behind
-    /// a run of it: the bursts are placed on the cores in turn, and those that land on one of the
-    /// `other_running` cores the other work holds wait for it.
+    /// a run of it: by chance (`other_place`), or, without one, the bursts are placed on the cores
+    /// in turn, and those that land on one of the `other_running` cores the other work holds wait
+    /// for it.
     fn placed_behind(&mut self) -> bool {
+        if self.set.other_place >= 0.0 {
+            return self.placed_by_chance();
+        }
         let core = self.placed % self.set.cores;
         self.placed += 1;
         core < self.other_running
+    }
+
+    /// Whether a burst woken while the host's other work runs is placed behind a run of it, a core
+    /// free or not: every time the running sum of `other_place` passes a whole number (never
+    /// without a chance given).
+    fn placed_by_chance(&mut self) -> bool {
+        if self.set.other_place <= 0.0 {
+            return false;
+        }
+        let before = self.place_sum.floor();
+        self.place_sum += self.set.other_place;
+        self.place_sum.floor() > before
     }
 
     /// The k-th run of the host's other work comes due: it takes a free core, or the next one freed
@@ -358,6 +386,11 @@ impl<'a> Sim<'a> {
             self.core_queue.push_front(waiting);
         }
         self.free_core();
+        // those placed behind while another core was free take the free cores
+        while self.cores_free > 0 && !self.core_queue.is_empty() {
+            self.cores_free -= 1;
+            self.free_core();
+        }
     }
 
     fn free_core(&mut self) {
@@ -899,7 +932,7 @@ type Times<'py> = (
 /// scales with the queue; `client`: the client of each call (all one client when absent), each
 /// with `outstanding` slots.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None, stall_gate=None, stall_gate_wake=None, other_gap=None, other_run=None))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None, stall_gate=None, stall_gate_wake=None, other_gap=None, other_run=None, other_place=-1.0))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -937,6 +970,7 @@ fn simulate_namenode<'py>(
     stall_gate_wake: Option<PyReadonlyArray1<'py, f64>>,
     other_gap: Option<PyReadonlyArray1<'py, f64>>,
     other_run: Option<PyReadonlyArray1<'py, f64>>,
+    other_place: f64,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
@@ -1009,6 +1043,9 @@ fn simulate_namenode<'py>(
     if calls.gate.iter().chain(calls.gate_wake.iter()).any(|&u| u.is_nan() || u >= 1.0) {
         return Err(PyValueError::new_err("simulate_namenode: stall_gate and stall_gate_wake must be below 1 (below 0: no draw)"));
     }
+    if !(other_place.is_finite() && other_place <= 1.0) {
+        return Err(PyValueError::new_err("simulate_namenode: other_place must be a chance, 0 to 1 (below 0: none)"));
+    }
     if !(stall_power.is_finite() && stall_power >= 0.0) {
         return Err(PyValueError::new_err("simulate_namenode: stall_power must be a finite number >= 0"));
     }
@@ -1025,6 +1062,7 @@ fn simulate_namenode<'py>(
         dispatch_s,
         edit_s,
         stall_power,
+        other_place,
     };
     let (start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait) = py.detach(|| simulate(calls, set));
     Ok((

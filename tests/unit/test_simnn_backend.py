@@ -33,13 +33,14 @@ def _calibration(tmp_path: Path, **settings: object) -> Path:
 
 def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&park=7us&seed=3&colocated=no"
-                           "&async_edits=false&dispatch=4us&edit=8us&other=0.15&other_run=3ms")
+                           "&async_edits=false&dispatch=4us&edit=8us&other=0.15&other_run=3ms&other_place=0.02")
     assert isinstance(backend, SimnnBackend)
     s = backend.calibration.settings
     assert (s.handlers, s.fair, s.cores, s.colocated, s.async_edits) == (32, False, 4, False, False)
     assert s.sync_s == pytest.approx(1e-3) and s.wake_s == pytest.approx(5e-6) and s.park_s == pytest.approx(7e-6)
     assert s.dispatch_s == pytest.approx(4e-6) and s.edit_s == pytest.approx(8e-6)
     assert s.other_share == pytest.approx(0.15) and s.other_s == pytest.approx(3e-3)
+    assert s.other_place == pytest.approx(0.02)
     assert backend.options.seed == 3
     builtin = open_backend("simnn:").calibration  # the calibration shipped with the package
     assert OpCode.GETFILEINFO in builtin.costs and OpCode.CREATE in builtin.costs
@@ -57,6 +58,8 @@ def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     ("simnn:?other=much", "is not a number"),
     ("simnn:?other=-0.1", "share of one core >= 0"),
     ("simnn:?other_run=often", "is not a duration"),
+    ("simnn:?other_place=often", "is not a number"),
+    ("simnn:?other_place=1.5", "chance from 0 to 1"),
 ])
 def test_a_bad_url_names_what_is_wrong(url: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
@@ -81,6 +84,19 @@ def test_a_broken_calibration_names_the_bad_key(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"settings\.fair: expected true or false"):
         Calibration.load(path)
     data["settings"]["fair"] = True
+    data["settings"]["other_place"] = "often"  # a number, or null (none: the cores in turn)
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"settings\.other_place: expected a number"):
+        Calibration.load(path)
+    for place in (None, 0.02):
+        data["settings"]["other_place"] = place
+        path.write_text(json.dumps(data))
+        assert Calibration.load(path).settings.other_place == place
+    data["settings"]["other_place"] = 2.0
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"other_place must be a chance"):
+        Calibration.load(path)
+    data["settings"]["other_place"] = None
     data["costs"]["stat"] = data["costs"]["create"]
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"costs\.stat: not an operation"):

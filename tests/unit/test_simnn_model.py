@@ -90,6 +90,9 @@ def test_the_native_loop_gives_the_reference_s_times_with_the_host_s_other_work(
                 dispatch_s=4e-6, other_share=0.3)
     _same_times(fair=fair, colocated=colocated, cores=2, outstanding=outstanding, async_edits=False,
                 other_share=0.6)
+    # woken threads placed behind a run by chance, another core free or not
+    _same_times(fair=fair, colocated=colocated, cores=2, outstanding=outstanding, async_edits=True, edit_s=9e-6,
+                other_share=0.3, other_place=0.3)
 
 
 @pytest.mark.parametrize("seed", [7, 8])
@@ -112,7 +115,7 @@ def test_the_native_loop_gives_the_reference_s_times_with_clients_of_their_own(f
 
 def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, async_edits: bool, seed: int = 7,
                 span_s: float = 0.05, dispatch_s: float = 0.0, park_s: float = 8e-6, edit_s: float = 0.0,
-                clients: int = 1, other_share: float = 0.0) -> None:
+                clients: int = 1, other_share: float = 0.0, other_place: float | None = None) -> None:
     rng = np.random.default_rng(seed)
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
@@ -126,7 +129,7 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
                                             wake_s=20e-6, park_s=park_s, async_edits=async_edits,
                                             dispatch_s=dispatch_s, edit_s=edit_s, other_share=other_share,
-                                            other_s=0.5e-3))
+                                            other_s=0.5e-3, other_place=other_place))
     n = 2000
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)
     arrive = np.zeros(n) if outstanding else np.sort(rng.uniform(0.0, span_s, n))
@@ -365,6 +368,14 @@ def test_cores_limit_cpu_and_a_colocated_client_shares_them(engine: str) -> None
     assert n / apart.end.max() == pytest.approx(2 / s, rel=0.01)
 
 
+def _three_reads_beside_a_run(*, cores: int, cpu_s: float, run_s: float, first_s: float) -> tuple[Calibration, Calls]:
+    """Three reads of ``cpu_s`` of NameNode CPU each, due at 1, 2 and 3 ms, on ``cores``, and one
+    run of the host's other work of ``run_s`` from ``first_s`` after the first (none after it)."""
+    cal = Calibration({READ: constant(cpu_s, lock_share=0.5)}, settings(cores=cores))
+    calls, _ = make_calls(np.full(3, int(READ), dtype=np.uint8), np.array([1e-3, 2e-3, 3e-3]), cal, 0)
+    return cal, replace(calls, other_gap=np.array([first_s, 1e3, 1e3]), other_run=np.full(3, run_s))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_host_s_other_work_holds_a_core_and_a_burst_placed_behind_it_waits_for_it(engine: str) -> None:
     # two cores; calls A, B, C (5 ms of NameNode CPU each) arrive at 1, 2 and 3 ms; a run of the
@@ -372,14 +383,31 @@ def test_the_host_s_other_work_holds_a_core_and_a_burst_placed_behind_it_waits_f
     # free and is placed first (on the core the other work holds): it waits for the run to end,
     # at 11 ms, though A frees the other core at 6 ms; C, placed next on A's core, takes it then.
     s, run, tiny = 5e-3, 10e-3, 1e-9
-    cal = Calibration({READ: constant(s, lock_share=0.5)}, settings(cores=2))
-    calls, _ = make_calls(np.full(3, int(READ), dtype=np.uint8), np.array([1e-3, 2e-3, 3e-3]), cal, 0)
-    calls = replace(calls, other_gap=np.array([tiny, 1e3, 1e3]), other_run=np.full(3, run))
+    cal, calls = _three_reads_beside_a_run(cores=2, cpu_s=s, run_s=run, first_s=tiny)
     times = simulate(calls, cal.settings, 0, engine=engine)
     np.testing.assert_allclose(times.end, [6e-3, 1e-3 + tiny + run + s, 6e-3 + s], rtol=1e-9)
+    # placed by chance, never (other_place 0): B waits for A's core, C for the next one freed (the
+    # same core, as B ends, just before the run does)
+    never = simulate(calls, cal.with_settings(other_place=0.0).settings, 0, engine=engine)
+    np.testing.assert_allclose(never.end, [6e-3, 6e-3 + s, 6e-3 + 2 * s], rtol=1e-9)
     # without it, B takes the second core at once and C waits for A's
     alone = simulate(replace(calls, other_gap=np.zeros(0), other_run=np.zeros(0)), cal.settings, 0, engine=engine)
     np.testing.assert_allclose(alone.end, [6e-3, 2e-3 + s, 6e-3 + s], rtol=1e-9)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_burst_placed_behind_the_other_work_by_chance_waits_with_a_core_free(engine: str) -> None:
+    # four cores; calls A, B, C (5 ms of NameNode CPU each) arrive at 1, 2 and 3 ms; a run of the
+    # host's other work holds a core from just after 1 ms for 10 ms. Placed behind the run every
+    # time (other_place 1), B and C wait for it with two cores free, and as it ends both start, one
+    # on the run's core and one on a core left free; every other time (0.5), B takes a free core
+    # and C, the second, waits behind the run; without a chance (None), each takes a free core
+    s, run, tiny = 5e-3, 10e-3, 1e-9
+    cal, calls = _three_reads_beside_a_run(cores=4, cpu_s=s, run_s=run, first_s=tiny)
+    ended = 1e-3 + tiny + run + s
+    for place, ends in ((1.0, [6e-3, ended, ended]), (0.5, [6e-3, 7e-3, ended]), (None, [6e-3, 7e-3, 8e-3])):
+        times = simulate(calls, cal.with_settings(other_place=place).settings, 0, engine=engine)
+        np.testing.assert_allclose(times.end, ends, rtol=1e-9, err_msg=f"other_place {place}")
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -28,6 +28,9 @@ URL: ``simnn:`` with options after ``?``, ``&``-separated::
                        runs that each hold a core, the threads placed behind one waiting for it;
                        0: none (the calibration's NameNode CPU has the host's in it)
     other_run=DURATION  its runs' mean length (default 2ms)
+    other_place=CHANCE  the chance that a thread woken while a run holds a core is placed behind it,
+                       whether or not another core is free (e.g. 0.01); default: a free core is
+                       taken, and with none free the threads are placed on the cores in turn
     seed=N             the draws of each call's costs (default 0)
     engine=auto|native|simpy
 
@@ -53,10 +56,10 @@ from mimesisbench.units import parse_flag
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
 _OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-            "dispatch", "edit", "other", "other_run", "seed", "engine")
+            "dispatch", "edit", "other", "other_run", "other_place", "seed", "engine")
 #: what an experiment's ``kind = "simnn"`` factor may set (``with_options``)
 FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-                  "dispatch", "edit", "other", "other_run", "seed")
+                  "dispatch", "edit", "other", "other_run", "other_place", "seed")
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,16 @@ def _share(text: str, key: str) -> float:
     return value
 
 
+def _chance(text: str, key: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"simnn: {key}={text!r} is not a number (a chance from 0 to 1, e.g. 0.005)") from None
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise ConfigError(f"simnn: {key} must be a chance from 0 to 1, got {text!r}")
+    return value
+
+
 def parse_simnn_url(url: str) -> SimnnOptions:
     """``simnn:?handlers=10&fair=false`` -> ``SimnnOptions`` (``ConfigError`` names a bad option)."""
     scheme, _, rest = url.partition(":")
@@ -135,6 +148,8 @@ def parse_simnn_url(url: str) -> SimnnOptions:
             overrides.append((key, parse_flag(value, f"simnn: {key}")))
         elif key == "other":
             overrides.append(("other_share", _share(value, key)))
+        elif key == "other_place":
+            overrides.append(("other_place", _chance(value, key)))
         elif key == "other_run":
             overrides.append(("other_s", parse_duration(value, f"simnn: {key}")))
         else:

@@ -55,8 +55,9 @@ The host's other work (``other_share`` of one core; 0: none, its CPU then in the
 fitted costs) comes in runs at Poisson times, each holding a core for an exponential time of mean
 ``other_s``: it takes a free core, else the next core freed or given up by a thread that would
 run on after its burst (preemption between bursts); a burst that finds no core free while a run
-holds one is placed on the cores in turn and, placed on that run's core, waits for it to end even
-if another core is freed (the kernel's run queue per core).
+holds one is placed on the cores in turn (or, with ``other_place``, a burst woken while a run holds
+a core is placed behind it by that chance, another core free or not) and, placed on that run's
+core, waits for it to end even if another core is freed (the kernel's run queue per core).
 A call's handler may stall (its thread descheduled on a busy host; what makes the tail of a
 busy server), once per RPC, at the first of two points where at least ``cores`` other bursts are
 waiting for a core (twice as many threads runnable as cores): as it is woken from a park for the
@@ -152,6 +153,12 @@ class ServerSettings:
     # the NameNode's fitted CPU, as the calibration measures the host's CPU)
     other_share: float = 0.0
     other_s: float = 0.002
+    # the chance that a burst woken while a run of the other work holds a core is placed behind
+    # that run, whether or not another core is free (the kernel puts a woken thread on the busy
+    # core: traced here about as often with the other core idle as not, docs/simnn.md); every
+    # 1/other_place-th such burst, deterministically. None: a free core is always taken, and with
+    # none free the bursts are placed on the cores in turn
+    other_place: float | None = None
 
     def before_fit(self) -> ServerSettings:
         """These settings with the ones a calibration's fit chooses (the lock hand-over, the
@@ -172,6 +179,8 @@ class ServerSettings:
         if not (math.isfinite(self.other_share) and 0 <= self.other_share < max(1, self.cores)):
             raise ConfigError(f"simnn: other_share must be a share of one core >= 0 and below the cores,"
                               f" got {self.other_share}")
+        if self.other_place is not None and not (math.isfinite(self.other_place) and 0 <= self.other_place <= 1):
+            raise ConfigError(f"simnn: other_place must be a chance from 0 to 1, got {self.other_place}")
         if not (math.isfinite(self.other_s) and self.other_s > 0):
             raise ConfigError(f"simnn: other_s must be a finite duration > 0, got {self.other_s}")
 
@@ -327,6 +336,8 @@ def _record(kind: type[Any], raw: Any, where: str) -> Any:
     types = {name: type(getattr(kind, name, 0.0)) for name in known}
     for key, value in raw.items():
         want = types.get(key, float)
+        if value is None and want is type(None):  # an optional number left unset
+            continue
         if want is bool and not isinstance(value, bool):
             raise InputError(f"{where}.{key}: expected true or false, got {value!r}")
         if want is not bool and (isinstance(value, bool) or not isinstance(value, int | float)):

@@ -28,10 +28,15 @@ class Cores:
     """The host's cores: FIFO, 0 for unlimited. A thread holds one from a burst to the next as long
     as it runs on, and gives it back (``give``) when it blocks or goes idle. The host's other work
     (``other_work``) holds cores too; a burst that finds no core free while it runs is placed on
-    the cores in turn, and one placed on a core it holds waits behind it (``sim.model``)."""
+    the cores in turn, or with a chance given (``other_place``) a burst woken while it runs is
+    placed on a core it holds by chance, another core free or not; one placed on a core it holds
+    waits behind it (``sim.model``)."""
 
-    def __init__(self, env: simpy.Environment, count: int, dispatch_s: float = 0.0) -> None:
+    def __init__(self, env: simpy.Environment, count: int, dispatch_s: float = 0.0,
+                 other_place: float | None = None) -> None:
         self.env = env
+        self.other_place = other_place
+        self.place_sum = 0.0  # the running sum of other_place over the bursts it was drawn for
         self.dispatch_s = dispatch_s
         self.count = count
         self.unlimited = count == 0
@@ -61,19 +66,31 @@ class Cores:
         it is freed, unless ``handed``: the thread woken for the lock, whose wake-up is the
         hand-over's."""
         got = self.env.event()
-        if self.unlimited or self.free > 0:
+        if self.unlimited or (self.free > 0 and not (self.other_running and self._placed_by_chance())):
             self.free -= 0 if self.unlimited else 1
             got.succeed()
-        elif self.other_running and self._placed_behind():
+        elif self.free > 0 or (self.other_running and self._placed_behind()):
             self.behind.append((got, 0.0 if handed else self.dispatch_s, self.env.now))
         else:
             self.queue.append((got, 0.0 if handed else self.dispatch_s, self.env.now))
         return got
 
     def _placed_behind(self) -> bool:
+        if self.other_place is not None:
+            return self._placed_by_chance()
         core = self.placed % self.count
         self.placed += 1
         return core < self.other_running
+
+    def _placed_by_chance(self) -> bool:
+        """A burst woken while other work runs is placed behind it, a core free or not, each time
+        the running sum of ``other_place`` passes a whole number (as the native loop: deterministic,
+        no draw); never without a chance given."""
+        if self.other_place is None or self.other_place <= 0:
+            return False
+        before = np.floor(self.place_sum)
+        self.place_sum += self.other_place
+        return bool(np.floor(self.place_sum) > before)
 
     def other_work(self, gaps: np.ndarray, runs: np.ndarray, first: float) -> SimProcess:
         """The host's other work: the k-th run comes ``gaps[k % n]`` after the one before (the
@@ -105,6 +122,9 @@ class Cores:
         while self.behind:
             self.queue.appendleft(self.behind.pop())
         self.give()
+        while self.free > 0 and self.queue:  # those placed behind while another core was free
+            self.free -= 1
+            self.give()
 
     def run_on(self, held: bool, *, handed: bool = False) -> simpy.Event | None:
         """A thread's next burst: on the core it holds (None: it goes on at once), unless the
@@ -362,7 +382,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     env = simpy.Environment()
     n = len(calls)
     big = max(n, 1)
-    cores = Cores(env, settings.cores, settings.dispatch_s)
+    cores = Cores(env, settings.cores, settings.dispatch_s, settings.other_place)
     cores.calls_left = n
     if calls.other_gap.size and n and not cores.unlimited:
         env.process(cores.other_work(calls.other_gap, calls.other_run, float(calls.arrive[0])))

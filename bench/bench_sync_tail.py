@@ -1,0 +1,93 @@
+"""Is a write's tail at the middle load in the edit log's sync? The NameNode's own sync percentiles
+beside the client's, per load:
+
+    .venv/bin/python bench/bench_sync_tail.py [--ops create,mkdirs] [--loads 1,8,16] [--seconds 30]
+                                              [--window 10] [--repeat 1]
+
+A fresh managed HDFS (NameNode and DataNode from Maven Central jars) started with the NameNode's
+quantiles on (``dfs.metrics.percentiles.intervals``: one window of ``--window`` seconds). The
+NameNode then exports, per window, the percentiles of its edit log's syncs (``Syncs<W>s...``: each
+sync timed around its flush, the write, the ``fdatasync`` and its thread's wake-up, with a
+millisecond clock, so a sync of 0.3 ms reads 0 or 1 ms). For each operation and load, micro runs a
+batch of about ``--seconds`` (its size from a short probe at that load), and the bean is read once,
+as the batch ends: its last complete window then lies inside the batch (the batch is longer than
+two windows), and nothing polls the NameNode while it runs (polling its JMX servlet slowed a
+create's p99 1.6 times, ``monitoring/edit_log.py``).
+
+Why. ``simnn:``'s creates at 4-16 clients have a tail far shorter than the NameNode's (session 58,
+8 clients: p99 1.5 ms against 7.4 measured), while its reads at 8 clients have none the model lacks
+(their p99.9, 2.5 ms, under the creates' p99): pauses of every call at once would put the reads'
+tail there too, so the creates' is on the write path. Trials on the simpy reference (session 68,
+docs/simnn.md) found that slow syncs at a fixed chance per sync come as often at one client as at
+8 (the sync rate hardly grows: each sync takes more edits), so they lengthen the one-client tail
+first. If the syncs' own p99 grows with the load to several milliseconds, the write's tail is the
+sync's, and its length (not only its chance) grows with the writes on the disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
+
+from mimesisbench.micro.bench import run_micro
+from mimesisbench.micro.config import MicroConfig
+from mimesisbench.monitoring.jmx import FETCH_TIMEOUT_S, NN, fetch_beans
+
+#: a probe's operations, to size each batch to ``--seconds``
+PROBE = 3000
+
+
+def sync_quantiles(jmx: str, window: int) -> dict[str, float]:
+    """The NameNodeActivity bean's sync figures of the last complete window (every key that starts
+    with ``Syncs<window>s``, as the NameNode names them)."""
+    beans = fetch_beans(jmx, NN + "NameNodeActivity", FETCH_TIMEOUT_S)
+    prefix = f"Syncs{window}s"
+    return {k[len(prefix):]: float(v) for bean in beans for k, v in bean.items()
+            if k.startswith(prefix) and isinstance(v, int | float)}
+
+
+def line(op: str, clients: int, result: dict[str, Any], syncs: dict[str, float]) -> str:
+    lat = result["latency_ms"]
+    shown = "  ".join(f"{k.replace('thPercentileLatency', '')} {v:g}" for k, v in syncs.items()
+                      if "Percentile" in k)
+    return (f"{op:8s} x {clients:2d} {float(result['ops_per_s']):8,.0f} ops/s  client p50 {float(lat['p50']):6.2f} "
+            f"p99 {float(lat['p99']):6.2f} p99.9 {float(lat['p999']):6.2f} ms   syncs in the window "
+            f"{syncs.get('NumOps', float('nan')):,.0f}, ms: {shown or 'none exported'}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", default="create,mkdirs", help="micro's operations (writes).")
+    ap.add_argument("--loads", default="1,8,16", help="Closed-loop clients.")
+    ap.add_argument("--seconds", type=float, default=30.0, help="Each batch's length, about.")
+    ap.add_argument("--window", type=int, default=10, help="The NameNode's quantile window (s).")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--heap", default="1g")
+    a = ap.parse_args()
+    if a.seconds < 2.5 * a.window:
+        ap.error("--seconds must be at least 2.5 windows, so that a whole window lies inside each batch")
+    settings = {"dfs.metrics.percentiles.intervals": str(a.window)}
+    with fresh_cluster("mb-synctail-", a.heap, extra=settings) as (_, cluster):
+        jmx = f"http://127.0.0.1:{cluster.http_port}/jmx"
+        # a warm-up: a fresh JVM interprets before it compiles
+        run_micro(MicroConfig(op="create", files=50_000, backend=f"{cluster.url}/warm", concurrency=64))
+        for r in range(a.repeat):
+            for op in a.ops.split(","):
+                for clients in (int(c) for c in a.loads.split(",")):
+                    probe = run_micro(MicroConfig(op=op, files=PROBE, concurrency=clients,
+                                                  backend=f"{cluster.url}/p{r}-{op}-{clients}")).to_json()
+                    files = int(float(probe["ops_per_s"]) * a.seconds)
+                    result = run_micro(MicroConfig(op=op, files=files, concurrency=clients,
+                                                   backend=f"{cluster.url}/r{r}-{op}-{clients}")).to_json()
+                    # the last complete window ended at most one window before now and began at most
+                    # two before: inside the timed part, unless micro's clean-up (one recursive
+                    # delete: its time is printed) took longer than the batch's margin
+                    syncs = sync_quantiles(jmx, a.window)
+                    print(line(op, clients, result, syncs) + f"   clean-up {float(result['cleanup_s']):.1f} s",
+                          flush=True)
+
+
+if __name__ == "__main__":
+    main()

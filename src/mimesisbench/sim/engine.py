@@ -62,7 +62,8 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
             edit_s=settings.edit_s, client=client, stall_wake=calls.stall_wake, stall_queue=calls.stall_queue,
             stall_power=STALL_QUEUE_POWER, s_spin=calls.s_spin, stall_gate=calls.stall_gate,
             stall_gate_wake=calls.stall_gate_wake,
-            **({"other_gap": calls.other_gap, "other_run": calls.other_run, "other_place": -1.0 if settings.other_place is None else settings.other_place}
+            **({"other_gap": calls.other_gap, "other_run": calls.other_run,
+                "other_place": -1.0 if settings.other_place is None else settings.other_place}  # below 0: none
                if calls.other_gap.size else {}),
         )
         return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "native", float(core_wait))

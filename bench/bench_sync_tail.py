@@ -2,7 +2,7 @@
 beside the client's, per load:
 
     .venv/bin/python bench/bench_sync_tail.py [--ops create,mkdirs] [--loads 1,8,16] [--seconds 30]
-                                              [--window 10] [--repeat 1]
+                                              [--window 10] [--repeat 1] [--lock-report-ms 2]
 
 A fresh managed HDFS (NameNode and DataNode from Maven Central jars) started with the NameNode's
 quantiles on (``dfs.metrics.percentiles.intervals``: one window of ``--window`` seconds). The
@@ -13,6 +13,14 @@ batch of about ``--seconds`` (its size from a short probe at that load), and the
 as the batch ends: its last complete window then lies inside the batch (the batch is longer than
 two windows), and nothing polls the NameNode while it runs (polling its JMX servlet slowed a
 create's p99 1.6 times, ``monitoring/edit_log.py``).
+
+``--lock-report-ms N``: the NameNode also logs every hold of its namesystem lock of N ms or more
+(``dfs.namenode.write-lock-reporting-threshold-ms`` and the read lock's, with
+``dfs.lock.suppress.warning.interval`` 0 so that none is folded into a later report); each batch's
+line then gives how many write and read holds so long its NameNode log gained over the batch, a
+second of its timed part, and the longest (micro's own preparation and clean-up included, so an
+upper bound: a batch of reads creates its files first): whether a write's long waits come with the
+write lock held (under the fair lock one such hold holds every call).
 
 Why. ``simnn:``'s creates at 4-16 clients have a tail far shorter than the NameNode's (session 58,
 8 clients: p99 1.5 ms against 7.4 measured), while its reads at 8 clients have none the model lacks
@@ -27,6 +35,8 @@ sync's, and its length (not only its chance) grows with the writes on the disk.
 from __future__ import annotations
 
 import argparse
+import re
+from pathlib import Path
 from typing import Any
 
 from bench_capacity_hdfs import fresh_cluster  # a managed HDFS in a temporary folder
@@ -37,6 +47,9 @@ from mimesisbench.monitoring.jmx import FETCH_TIMEOUT_S, NN, fetch_beans
 
 #: a probe's operations, to size each batch to ``--seconds``
 PROBE = 3000
+#: the NameNode's report of a long hold of its lock (FSNamesystemLock): "... write lock held for 3 ms"
+#: in some versions, "Longest write-lock held at ... for 3 ms" in others
+HOLD = re.compile(r"(read|write)[ -]lock held.*?for (\d+) ?ms", re.IGNORECASE)
 
 
 def sync_quantiles(jmx: str, window: int) -> dict[str, float]:
@@ -46,6 +59,22 @@ def sync_quantiles(jmx: str, window: int) -> dict[str, float]:
     prefix = f"Syncs{window}s"
     return {k[len(prefix):]: float(v) for bean in beans for k, v in bean.items()
             if k.startswith(prefix) and isinstance(v, int | float)}
+
+
+def lock_holds(log: Path, start: int) -> dict[str, list[int]]:
+    """The long holds the NameNode's log reports after byte ``start`` (ms, by lock)."""
+    with log.open("rb") as f:
+        f.seek(start)
+        text = f.read().decode("utf-8", errors="replace")
+    holds: dict[str, list[int]] = {"write": [], "read": []}
+    for match in HOLD.finditer(text):
+        holds[match.group(1).lower()].append(int(match.group(2)))
+    return holds
+
+
+def holds_text(holds: dict[str, list[int]], seconds: float) -> str:
+    return "   lock holds reported: " + ", ".join(
+        f"{kind} {len(ms) / seconds:.1f} a second (longest {max(ms, default=0)} ms)" for kind, ms in holds.items())
 
 
 def line(op: str, clients: int, result: dict[str, Any], syncs: dict[str, float]) -> str:
@@ -65,10 +94,16 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=10, help="The NameNode's quantile window (s).")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--heap", default="1g")
+    ap.add_argument("--lock-report-ms", type=int, default=0,
+                    help="Have the NameNode log every hold of its lock this long or longer (0: off).")
     a = ap.parse_args()
     if a.seconds < 2.5 * a.window:
         ap.error("--seconds must be at least 2.5 windows, so that a whole window lies inside each batch")
     settings = {"dfs.metrics.percentiles.intervals": str(a.window)}
+    if a.lock_report_ms > 0:
+        settings |= {"dfs.namenode.write-lock-reporting-threshold-ms": str(a.lock_report_ms),
+                     "dfs.namenode.read-lock-reporting-threshold-ms": str(a.lock_report_ms),
+                     "dfs.lock.suppress.warning.interval": "0s"}
     with fresh_cluster("mb-synctail-", a.heap, extra=settings) as (_, cluster):
         jmx = f"http://127.0.0.1:{cluster.http_port}/jmx"
         # a warm-up: a fresh JVM interprets before it compiles
@@ -79,14 +114,18 @@ def main() -> None:
                     probe = run_micro(MicroConfig(op=op, files=PROBE, concurrency=clients,
                                                   backend=f"{cluster.url}/p{r}-{op}-{clients}")).to_json()
                     files = int(float(probe["ops_per_s"]) * a.seconds)
+                    log = cluster.layout.logs / "namenode.log"
+                    start = log.stat().st_size if log.is_file() else 0
                     result = run_micro(MicroConfig(op=op, files=files, concurrency=clients,
                                                    backend=f"{cluster.url}/r{r}-{op}-{clients}")).to_json()
                     # the last complete window ended at most one window before now and began at most
                     # two before: inside the timed part, unless micro's clean-up (one recursive
                     # delete: its time is printed) took longer than the batch's margin
                     syncs = sync_quantiles(jmx, a.window)
-                    print(line(op, clients, result, syncs) + f"   clean-up {float(result['cleanup_s']):.1f} s",
-                          flush=True)
+                    shown = line(op, clients, result, syncs) + f"   clean-up {float(result['cleanup_s']):.1f} s"
+                    if a.lock_report_ms > 0 and log.is_file():
+                        shown += holds_text(lock_holds(log, start), float(result["elapsed_s"]))
+                    print(shown, flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 NameNode's creates with and without it, on a kept calibration as it was fitted.
 
     python bench/bench_other_work.py [--calibration bench/simnn_sessions/session58] [--loads 1,4,8,16,64]
-                                     [--share 0,0.05,0.10] [--place 0,0.005] [--mean-ms 2]
+                                     [--share 0,0.05,0.10] [--place turn,0.01] [--mean-ms 2]
                                      [--op create] [--files 30000]
 
 Why. ``simnn:``'s cores used to be one FIFO run queue: a burst waited only while every core was
@@ -21,10 +21,9 @@ threads' long waits).
 For each share, placement and load it prints the operation's throughput, p50, p90 and p99
 (``--files`` calls from ``clients`` closed-loop clients, as ``micro`` runs them; creates unless
 ``--op``) and, first, what the kept validation measured at that load (its micro rows with the fair
-lock). The calibration is the kept one as it
-was fitted, its NameNode's CPU with the host's other work in it: a share above 0 here counts that
-work twice (the throughput drops), a trial of the mechanism rather than a fitted model
-(``bench_simnn.py score --other-share`` refits with it).
+lock). The calibration is the kept one as it was fitted, its NameNode's CPU with the host's other
+work in it: a share above 0 here counts that work twice (the throughput drops), a trial of the
+mechanism rather than a fitted model (``bench_simnn.py score --other-share`` refits with it).
 """
 
 from __future__ import annotations
@@ -94,7 +93,8 @@ def main() -> None:
             for place in places if share else [None]:
                 figure = modelled(a.op, cal.with_settings(other_share=share, other_s=mean_s, other_place=place),
                                   clients, a.files, a.seed)
-                what = f"model, other {100 * share:.0f} %, placed {'in turn' if place is None else f'{place:g}'}" if share else "model, no other work"
+                placed = "in turn" if place is None else f"{place:g}"
+                what = f"model, other {100 * share:.0f} %, placed {placed}" if share else "model, no other work"
                 print(line(what, figure))
         sys.stdout.flush()
 

@@ -585,7 +585,7 @@ def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None
            ) -> tuple[Calibration, dict[tuple[OpCode, int], OpMeasurement]]:
     """A kept calibration's measurements fitted again with the current code, and the measurements.
     ``other``: the host's other work (share of a core, mean run in s, the chance a woken thread is
-    placed behind a run with a core free) in the model, and out of the
+    placed behind a run, another core free or not; None: in turn) in the model, and out of the
     NameNode's measured CPU (which has the host's in it): its share over each batch's operations."""
     kept_cal = Calibration.load(calibration_file(kept))
     measured = calibration_measurements(kept, kept_cal)

@@ -321,34 +321,35 @@ impl<'a> Sim<'a> {
             // waits for a core again)
             self.spare = false;
             self.at(self.now + d, call, next, true);
-        } else if self.cores_free > 0 && !(self.other_running > 0 && self.placed_by_chance()) {
+        } else if self.other_running > 0 && self.placed_behind() {
+            self.behind.push_back((call, d, next, switch, self.now));
+        } else if self.cores_free > 0 {
             if self.set.cores != 0 {
                 self.cores_free -= 1;
             }
             self.at(self.now + d, call, next, self.set.cores != 0);
-        } else if self.cores_free > 0 || (self.other_running > 0 && self.placed_behind()) {
-            self.behind.push_back((call, d, next, switch, self.now));
         } else {
             self.core_queue.push_back((call, d, next, switch, self.now));
         }
     }
 
-    /// Whether a burst that finds no core free while the host's other work runs is placed behind
-    /// a run of it: by chance (`other_place`), or, without one, the bursts are placed on the cores
-    /// in turn, and those that land on one of the `other_running` cores the other work holds wait
-    /// for it.
+    /// Whether a burst woken while the host's other work runs is placed behind a run of it: by
+    /// chance (`other_place`), a core free or not; or, without one, never while a core is free,
+    /// and with none free the bursts are placed on the cores in turn, those that land on one of
+    /// the `other_running` cores the other work holds waiting for it.
     fn placed_behind(&mut self) -> bool {
         if self.set.other_place >= 0.0 {
             return self.placed_by_chance();
+        }
+        if self.cores_free > 0 {
+            return false;
         }
         let core = self.placed % self.set.cores;
         self.placed += 1;
         core < self.other_running
     }
 
-    /// Whether a burst woken while the host's other work runs is placed behind a run of it, a core
-    /// free or not: every time the running sum of `other_place` passes a whole number (never
-    /// without a chance given).
+    /// Placed behind by chance: every time the running sum of `other_place` passes a whole number.
     fn placed_by_chance(&mut self) -> bool {
         if self.set.other_place <= 0.0 {
             return false;

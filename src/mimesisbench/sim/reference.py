@@ -66,26 +66,32 @@ class Cores:
         it is freed, unless ``handed``: the thread woken for the lock, whose wake-up is the
         hand-over's."""
         got = self.env.event()
-        if self.unlimited or (self.free > 0 and not (self.other_running and self._placed_by_chance())):
-            self.free -= 0 if self.unlimited else 1
+        if self.unlimited:
             got.succeed()
-        elif self.free > 0 or (self.other_running and self._placed_behind()):
+        elif self.other_running and self._placed_behind():
             self.behind.append((got, 0.0 if handed else self.dispatch_s, self.env.now))
+        elif self.free > 0:
+            self.free -= 1
+            got.succeed()
         else:
             self.queue.append((got, 0.0 if handed else self.dispatch_s, self.env.now))
         return got
 
     def _placed_behind(self) -> bool:
+        """A burst woken while other work runs is placed behind it: by chance (``other_place``), a
+        core free or not; without one, never while a core is free, and with none free on the cores
+        in turn (those that land on a core the other work holds wait for it)."""
         if self.other_place is not None:
             return self._placed_by_chance()
+        if self.free > 0:
+            return False
         core = self.placed % self.count
         self.placed += 1
         return core < self.other_running
 
     def _placed_by_chance(self) -> bool:
-        """A burst woken while other work runs is placed behind it, a core free or not, each time
-        the running sum of ``other_place`` passes a whole number (as the native loop: deterministic,
-        no draw); never without a chance given."""
+        """Placed behind by chance each time the running sum of ``other_place`` passes a whole
+        number (as the native loop: deterministic, no draw)."""
         if self.other_place is None or self.other_place <= 0:
             return False
         before = np.floor(self.place_sum)

@@ -145,7 +145,14 @@ pub struct Calls<'a> {
     // first after the first call's arrival) and holds a core for `other_run[k % n]`; empty: none
     pub other_gap: &'a [f64],
     pub other_run: &'a [f64],
+    // a slow sync's extra for each write RPC: the call's RPC with `k` more to make after it at
+    // `call * MAX_RPCS + k`; a sync lasts `sync_s` plus the longest extra among its edits; empty:
+    // none slow
+    pub sync_slow: &'a [f64],
 }
+
+/// The most RPCs a call makes (`sync_slow`'s stride; `mimesisbench.sim.model.MAX_RPCS`).
+pub const MAX_RPCS: usize = 2;
 
 #[derive(Clone, Copy)]
 pub struct Settings {
@@ -223,6 +230,8 @@ struct Sim<'a> {
     syncing: bool,
     next_batch: Vec<usize>,
     batch: Vec<usize>,
+    // the longest slow-sync extra among the edits waiting for the next sync
+    next_extra: f64,
     // the edit-log thread's answers still to send after the sync that just ended (`edit_s` each)
     answering: VecDeque<usize>,
     // the host's other work: its runs holding a core now; the bursts placed behind one (they
@@ -285,6 +294,7 @@ impl<'a> Sim<'a> {
             syncing: false,
             next_batch: Vec::new(),
             batch: Vec::new(),
+            next_extra: 0.0,
             answering: VecDeque::new(),
             other_running: 0,
             other_waiting: 0,
@@ -627,13 +637,21 @@ impl<'a> Sim<'a> {
 
     fn join_sync(&mut self, call: usize) {
         self.in_sync[call] = true;
+        let extra = self.slow_extra(call);
         if self.syncing {
             self.next_batch.push(call);
+            self.next_extra = self.next_extra.max(extra);
         } else {
             self.syncing = true;
             self.batch.push(call);
-            self.at(self.now + self.set.sync_s, 0, Step::SyncDone, false);
+            self.at(self.now + (self.set.sync_s + extra), 0, Step::SyncDone, false);
         }
+    }
+
+    /// The slow-sync extra of the call's RPC now joining the edit log (0: none).
+    fn slow_extra(&self, call: usize) -> f64 {
+        let at = call * MAX_RPCS + self.passes_left[call] as usize;
+        self.calls.sync_slow.get(at).copied().unwrap_or(0.0)
     }
 
     fn sync_done(&mut self) {
@@ -667,7 +685,8 @@ impl<'a> Sim<'a> {
             self.syncing = false;
         } else {
             self.batch = std::mem::take(&mut self.next_batch);
-            self.at(self.now + self.set.sync_s, 0, Step::SyncDone, false);
+            let extra = std::mem::take(&mut self.next_extra);
+            self.at(self.now + (self.set.sync_s + extra), 0, Step::SyncDone, false);
         }
     }
 
@@ -907,7 +926,7 @@ pub fn simulate(calls: Calls<'_>, set: Settings) -> Outcome {
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str, n: usize) -> PyResult<&'a [T]> {
     let s = a.as_slice().map_err(|_| PyValueError::new_err(format!("simulate_namenode: {name} must be contiguous")))?;
     if s.len() != n {
-        return Err(PyValueError::new_err(format!("simulate_namenode: {name} has {} values, arrive {n}", s.len())));
+        return Err(PyValueError::new_err(format!("simulate_namenode: {name} has {} values, expected {n}", s.len())));
     }
     Ok(s)
 }
@@ -931,9 +950,10 @@ type Times<'py> = (
 /// `stall_wake`: each call's stall as its handler wakes for the lock; `stall_queue`: the run
 /// queue each call's `stall` is the length for (0: unscaled), and `stall_power` how its length
 /// scales with the queue; `client`: the client of each call (all one client when absent), each
-/// with `outstanding` slots.
+/// with `outstanding` slots. `sync_slow`: each write RPC's slow-sync extra (`Calls::sync_slow`;
+/// `n * MAX_RPCS` of them), absent: none.
 #[pyfunction]
-#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None, stall_gate=None, stall_gate_wake=None, other_gap=None, other_run=None, other_place=-1.0))]
+#[pyo3(signature = (arrive, c_send, c_recv, c_wake, c_spin, s_wake, h_wake, stall, net, lock, s_lock, s_post, sync, rpcs, *, outstanding, handlers, cores, colocated, sync_s, fair, wake_s, park_s, async_edits, stall_wake, stall_queue, stall_power, dispatch_s=0.0, edit_s=0.0, client=None, s_spin=None, stall_gate=None, stall_gate_wake=None, other_gap=None, other_run=None, other_place=-1.0, sync_slow=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_namenode<'py>(
     py: Python<'py>,
@@ -972,6 +992,7 @@ fn simulate_namenode<'py>(
     other_gap: Option<PyReadonlyArray1<'py, f64>>,
     other_run: Option<PyReadonlyArray1<'py, f64>>,
     other_place: f64,
+    sync_slow: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Times<'py>> {
     let n = arrive.len()?;
     let one_client = vec![0u32; if client.is_none() { n } else { 0 }];
@@ -1022,7 +1043,14 @@ fn simulate_namenode<'py>(
             Some(r) if other_gap.is_some() => slice(r, "other_run", n)?,
             _ => &[],
         },
+        sync_slow: match &sync_slow {
+            Some(x) => slice(x, "sync_slow", n * MAX_RPCS)?,
+            None => &[],
+        },
     };
+    if calls.sync_slow.iter().any(|&x| !(x.is_finite() && x >= 0.0)) {
+        return Err(PyValueError::new_err("simulate_namenode: sync_slow must be finite and >= 0"));
+    }
     if calls.other_gap.iter().any(|&g| !(g.is_finite() && g > 0.0)) || calls.other_run.iter().any(|&r| !(r.is_finite() && r >= 0.0)) {
         return Err(PyValueError::new_err("simulate_namenode: other_gap must be finite and > 0, other_run finite and >= 0"));
     }

@@ -33,14 +33,15 @@ def _calibration(tmp_path: Path, **settings: object) -> Path:
 
 def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     backend = open_backend("simnn:?handlers=32&fair=false&cores=4&sync=1ms&wake=5us&park=7us&seed=3&colocated=no"
-                           "&async_edits=false&dispatch=4us&edit=8us&other=0.15&other_run=3ms&other_place=0.02")
+                           "&async_edits=false&dispatch=4us&edit=8us&other=0.15&other_run=3ms&other_place=0.02"
+                           "&slow_sync=4ms")
     assert isinstance(backend, SimnnBackend)
     s = backend.calibration.settings
     assert (s.handlers, s.fair, s.cores, s.colocated, s.async_edits) == (32, False, 4, False, False)
     assert s.sync_s == pytest.approx(1e-3) and s.wake_s == pytest.approx(5e-6) and s.park_s == pytest.approx(7e-6)
     assert s.dispatch_s == pytest.approx(4e-6) and s.edit_s == pytest.approx(8e-6)
     assert s.other_share == pytest.approx(0.15) and s.other_s == pytest.approx(3e-3)
-    assert s.other_place == pytest.approx(0.02)
+    assert s.other_place == pytest.approx(0.02) and s.slow_sync_s == pytest.approx(4e-3)
     assert backend.options.seed == 3
     builtin = open_backend("simnn:").calibration  # the calibration shipped with the package
     assert OpCode.GETFILEINFO in builtin.costs and OpCode.CREATE in builtin.costs
@@ -60,6 +61,7 @@ def test_the_url_sets_the_server_and_the_built_in_calibration_loads() -> None:
     ("simnn:?other_run=often", "is not a duration"),
     ("simnn:?other_place=often", "is not a number"),
     ("simnn:?other_place=1.5", "chance from 0 to 1"),
+    ("simnn:?slow_sync=long", "is not a duration"),
 ])
 def test_a_bad_url_names_what_is_wrong(url: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):

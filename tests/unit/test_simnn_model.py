@@ -20,6 +20,7 @@ from mimesisbench.sim.calls import Calls, make_calls
 from mimesisbench.sim.engine import simulate
 from mimesisbench.sim.model import (
     LOCK_NONE,
+    MAX_RPCS,
     STALL_MEAN,
     STALL_QUEUE_POWER,
     Calibration,
@@ -56,6 +57,9 @@ def run(ops: list[OpCode], arrive: np.ndarray, cal: Calibration, outstanding: in
 def test_the_native_loop_gives_the_reference_s_times(fair: bool, colocated: bool, cores: int, outstanding: int,
                                                      async_edits: bool) -> None:
     _same_times(fair=fair, colocated=colocated, cores=cores, outstanding=outstanding, async_edits=async_edits)
+    # with slow syncs
+    _same_times(fair=fair, colocated=colocated, cores=cores, outstanding=outstanding, async_edits=async_edits,
+                slow_sync_p=0.05)
 
 
 @pytest.mark.parametrize("fair", [True, False])
@@ -115,7 +119,8 @@ def test_the_native_loop_gives_the_reference_s_times_with_clients_of_their_own(f
 
 def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, async_edits: bool, seed: int = 7,
                 span_s: float = 0.05, dispatch_s: float = 0.0, park_s: float = 8e-6, edit_s: float = 0.0,
-                clients: int = 1, other_share: float = 0.0, other_place: float | None = None) -> None:
+                clients: int = 1, other_share: float = 0.0, other_place: float | None = None,
+                slow_sync_p: float = 0.0) -> None:
     rng = np.random.default_rng(seed)
     costs = {
         READ: OpCost(10e-6, 30e-6, 50e-6, delay_sigma=0.4, cpu_cv=0.8, client_wake_s=15e-6, client_spin_s=8e-6,
@@ -126,15 +131,19 @@ def _same_times(*, fair: bool, colocated: bool, cores: int, outstanding: int, as
                               handler_wake_s=30e-6, stall_p=0.02, stall_s=1e-3, stall_queue=1.5),
         WRITE: OpCost(12e-6, 60e-6, 40e-6, cpu_cv=1.5, client_wake_s=5e-6),
     }
+    if slow_sync_p:  # the creates' edits make their syncs slow more often than the other writes'
+        costs = {op: replace(cost, slow_sync_p=slow_sync_p * (2 if op is OpCode.CREATE else 1) if op != READ else 0.0)
+                 for op, cost in costs.items()}
     cal = Calibration(costs, ServerSettings(handlers=4, cores=cores, colocated=colocated, fair=fair, sync_s=100e-6,
                                             wake_s=20e-6, park_s=park_s, async_edits=async_edits,
                                             dispatch_s=dispatch_s, edit_s=edit_s, other_share=other_share,
-                                            other_s=0.5e-3, other_place=other_place))
+                                            other_s=0.5e-3, other_place=other_place, slow_sync_s=0.4e-3))
     n = 2000
     ops = rng.choice([int(READ), int(OpCode.CREATE), int(WRITE)], n, p=[0.6, 0.3, 0.1]).astype(np.uint8)
     arrive = np.zeros(n) if outstanding else np.sort(rng.uniform(0.0, span_s, n))
     calls, _ = make_calls(ops, arrive, cal, seed=3)
     client = rng.integers(0, clients, n).astype(np.uint32) if clients > 1 else None
+    assert (calls.sync_slow > 0).any() == (slow_sync_p > 0)
     native = simulate(calls, cal.settings, outstanding, client=client, engine="native")
     reference = simulate(calls, cal.settings, outstanding, client=client, engine="simpy")
     assert native.engine == "native" and reference.engine == "simpy"
@@ -235,6 +244,63 @@ def test_writes_share_edit_log_syncs(engine: str) -> None:
     times = run([WRITE] * 10, np.zeros(10), cal, 10, engine)
     # the first write starts a sync alone; the nine that join during it share the next one
     assert sorted(times.end.round(9).tolist()) == [d] + [2 * d] * 9
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_slow_sync_holds_every_write_in_it_and_behind_it(engine: str) -> None:
+    """1 ms syncs, writes of no other work; the second of ten writes at 0 makes its sync 3 ms
+    slower, the fourth 5 ms (``Calls.sync_slow``). The first syncs alone (0-d); the nine others
+    join the next, which lasts d + 5 ms (the longest extra among its edits): all nine end at
+    2d + 5 ms. A write due at 1.5d joins the sync after that one, as long as it alone (d, at 2d +
+    5 ms to 3d + 5 ms). A create's two RPCs have a draw each: its complete's makes its second sync
+    slow."""
+    d, x = 1e-3, 1e-3
+    cal = Calibration({WRITE: constant(0.0), OpCode.CREATE: constant(0.0)}, settings(sync_s=d))
+    ops = np.array([int(WRITE)] * 11, dtype=np.uint8)
+    calls, _ = make_calls(ops, np.array([0.0] * 10 + [1.5 * d]), cal, seed=0)
+    assert calls.sync_slow.size == 0  # no chance: no draw
+    slow = np.zeros(11 * MAX_RPCS)
+    slow[1 * MAX_RPCS], slow[3 * MAX_RPCS] = 3 * x, 5 * x
+    times = simulate(replace(calls, sync_slow=slow), cal.settings, 0, engine=engine)
+    np.testing.assert_allclose(times.end * 1e3, [1.0] + [7.0] * 9 + [8.0])
+    create, _ = make_calls(np.array([int(OpCode.CREATE)], dtype=np.uint8), np.zeros(1), cal, seed=0)
+    complete_slow = np.array([2 * x, 0.0])  # the RPC with none after it, the complete, at offset 0
+    times = simulate(replace(create, sync_slow=complete_slow), cal.settings, 0, engine=engine)
+    np.testing.assert_allclose(times.end * 1e3, [4.0])
+
+
+def test_slow_syncs_are_drawn_for_write_rpcs_after_every_other_draw() -> None:
+    """Each write RPC's slow sync comes with its operation's chance, an exponential extra of mean
+    ``slow_sync_s``; a read has none, a create a draw for each of its two RPCs; the other arrays
+    are exactly what they are without it."""
+    base = {READ: replace(constant(50e-6), stall_p=0.1, stall_s=1e-3, cpu_cv=0.5),
+            WRITE: replace(constant(80e-6), stall_p=0.1, stall_s=1e-3, stall_queue=3.0, cpu_cv=0.5),
+            OpCode.CREATE: replace(constant(90e-6), cpu_cv=0.5)}
+    n = 30_000
+    ops = np.array([int(READ), int(WRITE), int(OpCode.CREATE)] * (n // 3), dtype=np.uint8)
+    plain, _ = make_calls(ops, np.zeros(n), Calibration(base, settings(other_share=0.2, cores=2)), seed=5)
+    chance = {op: replace(cost, slow_sync_p=0.0 if op is READ else 0.1) for op, cost in base.items()}
+    slowed, _ = make_calls(ops, np.zeros(n), Calibration(chance, settings(other_share=0.2, cores=2,
+                                                                          slow_sync_s=2e-3)), seed=5)
+    for name in ("c_send", "net", "s_lock", "s_post", "stall", "stall_gate", "other_gap", "other_run"):
+        np.testing.assert_array_equal(getattr(plain, name), getattr(slowed, name))
+    extra = slowed.sync_slow.reshape(n, MAX_RPCS)
+    assert not extra[ops == int(READ)].any()
+    assert not extra[ops == int(WRITE), 1].any()  # a mkdirs is one RPC: its draw at offset 0
+    for drawn in (extra[ops == int(WRITE), 0], extra[ops == int(OpCode.CREATE), 0], extra[ops == int(OpCode.CREATE), 1]):
+        assert 0.08 < float((drawn > 0).mean()) < 0.12
+        assert 1.6e-3 < float(drawn[drawn > 0].mean()) < 2.4e-3
+    # no length (simnn:?slow_sync=0ms): no sync is slow, whatever the chances
+    none, _ = make_calls(ops, np.zeros(n), Calibration(chance, settings(slow_sync_s=0.0)), seed=5)
+    assert none.sync_slow.size == 0
+
+
+def test_the_native_loop_refuses_slow_syncs_of_the_wrong_size_or_not_finite() -> None:
+    cal = Calibration({WRITE: constant(0.0)}, settings(sync_s=1e-3))
+    calls, _ = make_calls(np.array([int(WRITE)] * 3, dtype=np.uint8), np.zeros(3), cal, seed=0)
+    for bad in (np.zeros(3), np.array([0.0, float("nan"), 0.0, 0.0, 0.0, 0.0]), np.full(6, -1.0)):
+        with pytest.raises(ValueError, match="sync_slow"):
+            simulate(replace(calls, sync_slow=bad), cal.settings, 0, engine="native")
 
 
 @pytest.mark.parametrize("engine", ENGINES)

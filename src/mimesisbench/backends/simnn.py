@@ -31,6 +31,8 @@ URL: ``simnn:`` with options after ``?``, ``&``-separated::
     other_place=CHANCE  the chance that a thread woken while a run holds a core is placed behind it,
                        whether or not another core is free (e.g. 0.01); default: a free core is
                        taken, and with none free the threads are placed on the cores in turn
+    slow_sync=DURATION  a slow sync's mean extra length (the calibration's edits make their syncs
+                       slow with each operation's fitted chance); 0ms: no sync is slow
     seed=N             the draws of each call's costs (default 0)
     engine=auto|native|simpy
 
@@ -56,10 +58,10 @@ from mimesisbench.units import parse_flag
 CALIBRATION_FILE = "calibration.json"
 BUILTIN = "builtin"
 _OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-            "dispatch", "edit", "other", "other_run", "other_place", "seed", "engine")
+            "dispatch", "edit", "other", "other_run", "other_place", "slow_sync", "seed", "engine")
 #: what an experiment's ``kind = "simnn"`` factor may set (``with_options``)
 FACTOR_OPTIONS = ("calibration", "handlers", "fair", "cores", "colocated", "async_edits", "sync", "wake", "park",
-                  "dispatch", "edit", "other", "other_run", "other_place", "seed")
+                  "dispatch", "edit", "other", "other_run", "other_place", "slow_sync", "seed")
 
 
 @dataclass(frozen=True)

@@ -135,13 +135,13 @@ def _show(data: dict, console: Console) -> None:
                       f"sync (inside the sync's time), from its CPU over {edit['measurements']} write measurements")
     costs = Table(title="costs per operation (us)")
     for name in ("op", "client CPU", "client wake", "client spin", "NameNode CPU", "NameNode wake", "NameNode spin",
-                 "handler wake", "delay", "stall", "stall p", "lock share"):
+                 "handler wake", "delay", "stall", "stall p", "slow sync p", "lock share"):
         costs.add_column(name, justify="right")
     for op, c in data["costs"].items():
         costs.add_row(op, *(f"{c[k] * 1e6:.1f}" for k in ("client_cpu_s", "client_wake_s", "client_spin_s",
                                                           "server_cpu_s", "server_wake_s", "server_spin_s",
                                                           "handler_wake_s", "delay_s", "stall_s")),
-                      f"{c['stall_p']:.4f}", f"{c['lock_share']:.2f}")
+                      f"{c['stall_p']:.4f}", f"{c.get('slow_sync_p', 0.0):.4f}", f"{c['lock_share']:.2f}")
     console.print(costs)
     fit = (data.get("source") or {}).get("fit") or {}
     if not fit:

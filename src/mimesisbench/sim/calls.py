@@ -14,7 +14,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.model import LOCK_WRITE, STALL_MEAN, Calibration, OpCost, edit_syncs, lock_kind, rpcs_of
+from mimesisbench.sim.model import (
+    LOCK_WRITE,
+    MAX_RPCS,
+    STALL_MEAN,
+    Calibration,
+    OpCost,
+    edit_syncs,
+    lock_kind,
+    rpcs_of,
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,10 @@ class Calls:
     # other_run[k % n]; empty: none
     other_gap: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     other_run: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    # a slow sync's extra (``OpCost.slow_sync_p``, ``ServerSettings.slow_sync_s``) for each RPC of
+    # each call: the RPC that has ``k`` more to make after it (a create's ``create`` 1, its
+    # ``complete`` 0) at ``call * MAX_RPCS + k``, 0 where it makes no sync slow; empty: none at all
+    sync_slow: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
     def __len__(self) -> int:
         return int(self.arrive.size)
@@ -105,6 +118,7 @@ def make_calls(
     # drawn after every other draw, so that those stay as they were before the gate was drawn
     stall_gate, stall_gate_wake = _stall_gates(rng, lock, stall_queue)
     other_gap, other_run = _other_work(rng, calibration, n)
+    sync_slow = _slow_syncs(rng, calibration, ops, codes, inverse)
     calls = Calls(
         arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
         c_send=c_send,
@@ -127,6 +141,7 @@ def make_calls(
         rpcs=rpcs,
         other_gap=other_gap,
         other_run=other_run,
+        sync_slow=sync_slow,
     )
     return calls, stand_ins
 
@@ -191,3 +206,24 @@ def _other_work(rng: np.random.Generator, calibration: Calibration, n: int
     gaps = rng.exponential(settings.other_s / settings.other_share, n)
     runs = rng.exponential(settings.other_s, n)
     return np.maximum(gaps, np.finfo(float).tiny), runs
+
+
+def _slow_syncs(rng: np.random.Generator, calibration: Calibration, ops: NDArray[np.integer],
+                codes: NDArray[np.integer], inverse: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Each write RPC's slow sync (``Calls.sync_slow``): with its operation's ``slow_sync_p``, an
+    exponential extra of mean ``slow_sync_s``; drawn after every other draw, and only where an
+    operation has the chance (empty where none has, or where ``slow_sync_s`` is 0)."""
+    if calibration.settings.slow_sync_s <= 0:  # no sync is slow
+        return np.zeros(0)
+    chance = np.zeros(ops.size * MAX_RPCS)
+    for k, code in enumerate(codes.tolist()):
+        op = OpCode(int(code))
+        p = calibration.cost_of(op)[0].slow_sync_p if edit_syncs(op) else 0.0
+        if p > 0:
+            rows = np.flatnonzero(inverse == k)
+            for left in range(rpcs_of(op)):
+                chance[rows * MAX_RPCS + left] = p
+    if not chance.any():
+        return np.zeros(0)
+    slow = rng.random(chance.size) < chance
+    return np.where(slow, rng.exponential(calibration.settings.slow_sync_s, chance.size), 0.0)

@@ -65,6 +65,7 @@ def simulate(calls: Calls, settings: ServerSettings, outstanding: int, *, client
             **({"other_gap": calls.other_gap, "other_run": calls.other_run,
                 "other_place": -1.0 if settings.other_place is None else settings.other_place}  # below 0: none
                if calls.other_gap.size else {}),
+            **({"sync_slow": calls.sync_slow} if calls.sync_slow.size else {}),
         )
         return SimTimes(start, end, wait, c_woke, s_woke, h_woke, parks, queue, "native", float(core_wait))
     start, end, wait, c_woke, s_woke, h_woke, parks, queue, core_wait = simulate_reference(

@@ -34,7 +34,14 @@ The model (one call of an operation, in virtual time; ``native/src/simnn.rs`` an
    the sync first. With ``async_edits`` and ``edit_s``, the syncs are one thread's, the edit
    log's (Hadoop 3's ``FSEditLogAsync``): after each sync it sends the batch's answers itself,
    one after the other, ``edit_s`` of CPU each on a core it takes after the sync's I/O, and only
-   then syncs the writes that joined meanwhile; an answer leaves once it is sent;
+   then syncs the writes that joined meanwhile; an answer leaves once it is sent. An edit makes
+   the sync it goes in slow with its operation's ``slow_sync_p`` (each RPC's own draw): the sync
+   then lasts ``sync_s`` plus the longest extra drawn among its edits (exponential, of mean
+   ``slow_sync_s``), and every write in it waits, and every one that joins meanwhile. A chance per
+   edit rather than per sync: with more clients a sync holds more edits and is slow more often,
+   which is how a write's tail at the middle loads grows on this project's machine while one
+   client's p99.9 stays a few milliseconds (one sync slow in a few hundred; ``docs/simnn.md``,
+   session 69; a chance per sync, the same at every load, was tried in session 65);
 5. the other half of the delay brings the answer back, and the client spends ``client_cpu_s / 2``
    receiving it. An operation of several RPCs (``rpcs_of``: a create is its ``create`` and,
    once that is answered, its ``complete``) goes through 1-5 once per RPC on the same client
@@ -159,6 +166,12 @@ class ServerSettings:
     # 1/other_place-th such burst, deterministically. None: a free core is always taken, and with
     # none free the bursts are placed on the cores in turn
     other_place: float | None = None
+    # a slow sync's extra length (exponential, of this mean): an edit may make the sync it goes
+    # in slow (its operation's ``OpCost.slow_sync_p``), and every write in that sync, and every
+    # one queued behind it, waits the longest extra drawn among its edits (what makes a write's
+    # tail at the middle loads on this project's machine: pauses of every write in flight at
+    # once, a few per cent of the calls, which reads do not share; ``docs/simnn.md``, session 69)
+    slow_sync_s: float = 0.003
 
     def before_fit(self) -> ServerSettings:
         """These settings with the ones a calibration's fit chooses (the lock hand-over, the
@@ -172,7 +185,7 @@ class ServerSettings:
             raise ConfigError(f"simnn: handlers must be at least 1, got {self.handlers}")
         if self.cores < 0:
             raise ConfigError(f"simnn: cores must be 0 (unlimited) or more, got {self.cores}")
-        for name in ("sync_s", "wake_s", "park_s", "dispatch_s", "edit_s"):
+        for name in ("sync_s", "wake_s", "park_s", "dispatch_s", "edit_s", "slow_sync_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite duration >= 0, got {value}")
@@ -208,6 +221,10 @@ class OpCost:
     # the lock: a stall there lasts its drawn length times (the queue then / this) ** STALL_QUEUE_POWER
     # (0: its drawn length, whatever the queue, as in calibrations made before the fit gave it)
     stall_queue: float = 0.0
+    # the chance that each edit of the operation (each RPC that waits for a sync) makes its sync
+    # slow by an extra drawn with mean ``ServerSettings.slow_sync_s``; fitted on the middle load's
+    # p99 (``sim.fit``), 0 for a read and in calibrations made before session 69
+    slow_sync_p: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("client_cpu_s", "server_cpu_s", "delay_s", "delay_sigma", "cpu_cv", "client_wake_s",
@@ -215,7 +232,7 @@ class OpCost:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ConfigError(f"simnn: {name} must be a finite number >= 0, got {value!r}")
-        for name in ("lock_share", "stall_p"):
+        for name in ("lock_share", "stall_p", "slow_sync_p"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"simnn: {name} must be between 0 and 1, got {getattr(self, name)!r}")
 
@@ -242,6 +259,10 @@ def edits_of(op: OpCode) -> int:
     """Edits an operation writes to the edit log: one per RPC that waits for a sync (a create's
     two, a read's none)."""
     return edit_syncs(op) * rpcs_of(op)
+
+
+#: the most RPCs an operation makes (``rpcs_of``)
+MAX_RPCS = 2
 
 
 def rpcs_of(op: OpCode) -> int:

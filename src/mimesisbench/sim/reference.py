@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from mimesisbench.sim.calls import Calls
-from mimesisbench.sim.model import LOCK_NONE, LOCK_WRITE, STALL_QUEUE_POWER, ServerSettings
+from mimesisbench.sim.model import LOCK_NONE, LOCK_WRITE, MAX_RPCS, STALL_QUEUE_POWER, ServerSettings
 
 SimProcess = Generator[simpy.Event, Any, None]
 
@@ -328,19 +328,23 @@ class EditLog:
         self.edit_s = edit_s
         self.syncing = False
         self.next_batch: list[simpy.Event] = []
+        self.next_extra = 0.0  # the longest slow-sync extra among the edits of the next sync
 
-    def join(self) -> simpy.Event:
+    def join(self, extra: float = 0.0) -> simpy.Event:
+        """An edit joins the next sync; ``extra``: the sync it goes in is that much slower, at
+        least (a sync lasts ``sync_s`` plus the longest extra among its edits)."""
         done = self.env.event()
         if self.syncing:
             self.next_batch.append(done)
+            self.next_extra = max(self.next_extra, extra)
         else:
             self.syncing = True
-            self.env.process(self._sync([done]))
+            self.env.process(self._sync([done], extra))
         return done
 
-    def _sync(self, batch: list[simpy.Event]) -> SimProcess:
+    def _sync(self, batch: list[simpy.Event], extra: float) -> SimProcess:
         while True:
-            yield self.env.timeout(self.sync_s)
+            yield self.env.timeout(self.sync_s + extra)
             if self.edit_s > 0:
                 held = False
                 for done in batch:
@@ -358,6 +362,7 @@ class EditLog:
                 self.syncing = False
                 return
             batch, self.next_batch = self.next_batch, []
+            extra, self.next_extra = self.next_extra, 0.0
 
 
 def stalls_now(calls: Calls, call: int, draw: float, cores: Cores) -> bool:
@@ -402,6 +407,7 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     busy = {"client": 0, "server": 0}  # client bursts started or waiting; calls in the NameNode
     client_last_end = [float("-inf")]
     server_last_end = [float("-inf")]  # when the last call left the NameNode
+    passes_left = [0] * n  # RPCs each call makes after the one in the NameNode now
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
     wait = np.zeros(n)
@@ -487,12 +493,13 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
                 lock.release(kind)
             core = True
         synced = None
+        extra = float(calls.sync_slow[i * MAX_RPCS + passes_left[i]]) if calls.sync_slow.size else 0.0
         if settings.async_edits and calls.sync[i]:  # the edit is queued: its sync goes on beside the handler
-            synced = log.join()
+            synced = log.join(extra)
         elif calls.sync[i]:  # the handler waits for it
             if core:
                 cores.give()
-            yield log.join()
+            yield log.join(extra)
             core = False
         yield from cpu(float(calls.s_post[i]), core)
         busy["server"] -= 1
@@ -504,7 +511,8 @@ def simulate_reference(calls: Calls, settings: ServerSettings, outstanding: int,
     def call(i: int) -> SimProcess:
         core = yield slots[owner[i]].get()  # a client's lane that goes on from the call before keeps its core
         start[i] = env.now
-        for _ in range(max(1, int(calls.rpcs[i]))):  # a create's complete once its create is back
+        for left in reversed(range(max(1, int(calls.rpcs[i])))):  # a create's complete once its create is back
+            passes_left[i] = left
             yield from client_cpu(float(calls.c_send[i]), i, core)
             if settings.colocated:
                 cores.give()  # the client waits for the answer

@@ -100,6 +100,7 @@ def make_calls(
     rpcs = np.empty(n, dtype=np.uint8)
     s_lock = np.empty(n)
     s_post = np.empty(n)
+    slow_p = np.zeros(n)  # each call's chance that an edit of it makes its sync slow
     stand_ins: dict[str, str] = {}
     codes, inverse = np.unique(ops, return_inverse=True)
     for k, code in enumerate(codes.tolist()):
@@ -115,10 +116,11 @@ def make_calls(
         s_spin[rows] = cost.server_spin_s
         sync[rows] = edit_syncs(op)
         rpcs[rows] = rpcs_of(op)
+        slow_p[rows] = cost.slow_sync_p if edit_syncs(op) else 0.0
     # drawn after every other draw, so that those stay as they were before the gate was drawn
     stall_gate, stall_gate_wake = _stall_gates(rng, lock, stall_queue)
     other_gap, other_run = _other_work(rng, calibration, n)
-    sync_slow = _slow_syncs(rng, calibration, ops, codes, inverse)
+    sync_slow = _slow_syncs(rng, slow_p, rpcs, calibration.settings.slow_sync_s)
     calls = Calls(
         arrive=np.ascontiguousarray(arrive_s, dtype=np.float64),
         c_send=c_send,
@@ -208,22 +210,14 @@ def _other_work(rng: np.random.Generator, calibration: Calibration, n: int
     return np.maximum(gaps, np.finfo(float).tiny), runs
 
 
-def _slow_syncs(rng: np.random.Generator, calibration: Calibration, ops: NDArray[np.integer],
-                codes: NDArray[np.integer], inverse: NDArray[np.intp]) -> NDArray[np.float64]:
-    """Each write RPC's slow sync (``Calls.sync_slow``): with its operation's ``slow_sync_p``, an
-    exponential extra of mean ``slow_sync_s``; drawn after every other draw, and only where an
-    operation has the chance (empty where none has, or where ``slow_sync_s`` is 0)."""
-    if calibration.settings.slow_sync_s <= 0:  # no sync is slow
+def _slow_syncs(rng: np.random.Generator, slow_p: NDArray[np.float64], rpcs: NDArray[np.uint8],
+                mean_s: float) -> NDArray[np.float64]:
+    """Each write RPC's slow sync (``Calls.sync_slow``): with its call's chance ``slow_p``, an
+    exponential extra of mean ``mean_s``; drawn after every other draw, and only where a call has
+    the chance (empty where none has, or where ``mean_s`` is 0: no sync is slow)."""
+    if mean_s <= 0 or not slow_p.any():
         return np.zeros(0)
-    chance = np.zeros(ops.size * MAX_RPCS)
-    for k, code in enumerate(codes.tolist()):
-        op = OpCode(int(code))
-        p = calibration.cost_of(op)[0].slow_sync_p if edit_syncs(op) else 0.0
-        if p > 0:
-            rows = np.flatnonzero(inverse == k)
-            for left in range(rpcs_of(op)):
-                chance[rows * MAX_RPCS + left] = p
-    if not chance.any():
-        return np.zeros(0)
+    # the chance at call * MAX_RPCS + k for each of the call's RPCs (k below its rpcs), else 0
+    chance = np.where(np.arange(MAX_RPCS)[None, :] < rpcs[:, None], slow_p[:, None], 0.0).ravel()
     slow = rng.random(chance.size) < chance
-    return np.where(slow, rng.exponential(calibration.settings.slow_sync_s, chance.size), 0.0)
+    return np.where(slow, rng.exponential(mean_s, chance.size), 0.0)

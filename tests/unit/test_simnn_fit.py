@@ -8,6 +8,7 @@ Everything is seeded: the same answer on any machine, whatever its speed."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -182,6 +183,28 @@ def test_a_write_s_slow_syncs_are_fitted_on_the_middle_load_s_tail_within_the_li
     read = OpCost(15e-6, 25e-6, 40e-6, delay_sigma=0.5, cpu_cv=0.5, slow_sync_p=0.0)
     reads = tuple(measured(OpCode.GETFILEINFO, read, clients) for clients in LOADS)
     assert calibrate([reads], SETTINGS, {})[0].costs[OpCode.GETFILEINFO].slow_sync_p == 0.0
+
+
+def test_a_write_s_slow_syncs_balance_the_middle_load_s_tail_against_a_short_heavy_one() -> None:
+    """The same creates, but their heavy load's p99 as short as the costs make it without slow
+    syncs: the chance the middle load's p99 calls for makes the heavy load's too long (a sync there
+    holds many edits). The fit lowers it until the two miss by about as much, the middle load's
+    short and the heavy load's long, each by less than the middle load's chance alone missed the
+    heavy load by."""
+    truth = OpCost(25e-6, 80e-6, 60e-6, delay_sigma=0.5, cpu_cv=0.5, lock_share=0.4, client_wake_s=40e-6,
+                   server_wake_s=200e-6, handler_wake_s=60e-6, slow_sync_p=0.004)
+    light, middle, heavy = (measured(OpCode.CREATE, truth, clients) for clients in LOADS)
+    calm = replace(heavy, p99_s=simulate_measurement(heavy, replace(truth, slow_sync_p=0.0), SETTINGS).p99_s)
+    alone = calibrate([(light, middle, heavy)], SETTINGS, {})[0].costs[OpCode.CREATE]
+    over = simulate_measurement(calm, replace(alone, stall_p=0.0), SETTINGS).p99_s / calm.p99_s
+    assert over > 1.15
+    cal = calibrate([(light, middle, calm)], SETTINGS, {})[0]
+    balanced = cal.costs[OpCode.CREATE]
+    assert 0.0 < balanced.slow_sync_p < alone.slow_sync_p
+    short = simulate_measurement(middle, balanced, cal.settings).p99_s / middle.p99_s
+    long = simulate_measurement(calm, replace(balanced, stall_p=0.0), cal.settings).p99_s / calm.p99_s
+    assert short < 1.0 < long < over
+    assert abs(math.log(short) + math.log(long)) < 0.5 * math.log(over)
 
 
 def test_a_host_that_switches_threads_slowly_gets_the_switch_it_measured() -> None:

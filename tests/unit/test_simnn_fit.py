@@ -189,8 +189,7 @@ def test_a_write_s_slow_syncs_balance_the_middle_load_s_tail_against_a_short_hea
     """The same creates, but their heavy load's p99 as short as the costs make it without slow
     syncs: the chance the middle load's p99 calls for makes the heavy load's too long (a sync there
     holds many edits). The fit lowers it until the two miss by about as much, the middle load's
-    short and the heavy load's long, each by less than the middle load's chance alone missed the
-    heavy load by."""
+    short and the heavy load's long, the heavy load's by less than that chance alone made it."""
     truth = OpCost(25e-6, 80e-6, 60e-6, delay_sigma=0.5, cpu_cv=0.5, lock_share=0.4, client_wake_s=40e-6,
                    server_wake_s=200e-6, handler_wake_s=60e-6, slow_sync_p=0.004)
     light, middle, heavy = (measured(OpCode.CREATE, truth, clients) for clients in LOADS)

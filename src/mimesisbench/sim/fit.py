@@ -44,8 +44,8 @@ them:
   an exponential extra of mean ``slow_sync_s``, a setting, 3 ms) are bisected so that the middle
   load has its measured p99, no more often than the light load's p99.9 allows (and, where the
   heavy load's p99 comes out too long with them, less often, the two loads' misses balanced),
-  before its stalls are fitted, and fitted again with them after (``_fit_slow_sync`` says why; only where the light
-  load's p99.9 was recorded, since session 64);
+  before its stalls are fitted, and fitted again with them after (``_fit_slow_sync`` says why;
+  only where the light load's p99.9 was recorded, since session 64);
 * a write's **lock share** (of its NameNode work, under the exclusive lock) is bisected so that
   the simulated heavy load has the measured throughput, where the lock bounds it, and its CPU
   split, delay and stalls are fitted again with it (the first rounds ran with the share it

@@ -114,7 +114,7 @@ from mimesisbench.micro.bench import run_micro
 from mimesisbench.micro.config import OPERATIONS, MicroConfig
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import OpMeasurement, calibrate, edit_thread_cpu, simulate_measurement
-from mimesisbench.sim.fit_check import FIT_BAR
+from mimesisbench.sim.fit_check import FIT_BAR, round_spreads
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro, simulate_ops
 from mimesisbench.study.simnn_calibration import (
@@ -310,6 +310,8 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
                 if keep is not None:  # the calibration this validation made, for later use
                     write_calibration(keep, cal, raw)
                 print(f"# calibrated at 1, 8 and 64 clients: {json.dumps(cal.to_json()['settings'])}", flush=True)
+                for spread in round_spreads(cal.source.get("rounds")):  # what the measurement allows, below
+                    print(f"# the calibration's rounds disagree: {spread.describe()}", flush=True)
             else:
                 # the same measurements as the fair cluster's calibration, before the same
                 # runs: the JVM compiles as it goes, and a cluster warmed with less ran the first

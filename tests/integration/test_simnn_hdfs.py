@@ -75,6 +75,17 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
     assert [(m["op"], m["concurrency"]) for m in micro] == runs * 2  # two rounds
     assert cal.source["repeat"] == 2
     assert all(m["errors"] == 0 for m in micro)
+    # each round's throughput and p99 (what `simnn show` checks the rounds' agreement on), in the
+    # order the rounds ran: the micro-benchmarks' own figures, and their medians the measurements'
+    rounds = {(r["op"], r["clients"]): r for r in cal.source["rounds"]}
+    assert set(rounds) == {(op, t) for op in ("getfileinfo", "create") for t in (1, 8, 64)}
+    label = {"fileStatus": "getfileinfo", "create": "create"}
+    for key, r in rounds.items():
+        ran = [m for m in micro if (label[m["op"]], m["concurrency"]) == key]
+        assert r["ops_per_s"] == pytest.approx([m["ops_per_s"] for m in ran], rel=1e-3)
+        assert r["p99_ms"] == pytest.approx([m["latency_ms"]["p99"] for m in ran], rel=1e-3)
+        assert measured[(OpCode[key[0].upper()], key[1])].ops_per_s == pytest.approx(
+            sum(r["ops_per_s"]) / 2, rel=1e-3)  # the median of two rounds: their mean
     # the process's CPU is read in clock ticks (psutil), its threads' in nanoseconds: the two
     # readings around a batch of 1,500 may be two ticks off the threads' sum (13 us an operation)
     tick_s = 1 / os.sysconf("SC_CLK_TCK")

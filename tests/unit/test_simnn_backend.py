@@ -15,7 +15,7 @@ from mimesisbench.backends.simnn import SimnnBackend, parse_simnn_url
 from mimesisbench.errors import ConfigError, InputError
 from mimesisbench.run.synthetic import _phased_tables, _write, write_phased_schedule
 from mimesisbench.schedule.format import OpCode
-from mimesisbench.sim.fit_check import fit_misses
+from mimesisbench.sim.fit_check import fit_misses, round_spreads
 from mimesisbench.sim.model import Calibration, OpCost, ServerSettings
 
 
@@ -327,3 +327,60 @@ def test_simnn_show_warns_where_the_model_misses_its_own_calibration(
     assert code == 0, err
     assert "misses 1 of its own calibration's figures" in " ".join(out.split())
     assert "create at 8 clients: p99 -47%" in " ".join(out.split())
+
+
+def _rounds(op: str, clients: int, ops: list[float], p99: list[float]) -> dict:
+    return {"op": op, "clients": clients, "ops_per_s": ops, "p99_ms": p99}
+
+
+def test_round_spreads_lists_the_figures_whose_rounds_disagree() -> None:
+    rounds = [_rounds("create", 1, [2000.0, 2100.0, 1950.0], [0.50, 0.55, 0.52]),
+              _rounds("create", 8, [10_000.0, 9_800.0, 10_400.0], [2.0, 3.0, 7.4]),  # session 59's
+              _rounds("create", 64, [10_400.0, 19_700.0, 9_800.0], [10.0, 11.0, 9.5])]
+    spreads = round_spreads(rounds)
+    assert [(s.op, s.clients, s.figure) for s in spreads] == [("create", 8, "p99"), ("create", 64, "throughput")]
+    assert spreads[0].ratio == pytest.approx(3.7) and spreads[1].ratio == pytest.approx(19_700 / 9_800)
+    assert spreads[0].describe() == "create at 8 clients: p99 2.00, 3.00, 7.40 ms (x3.7)"
+    assert spreads[1].describe() == "create at 64 clients: throughput 10,400, 19,700, 9,800 ops/s (x2.0)"
+    # a tighter bar lists the light load's p99 too (0.55 / 0.50); one round alone never disagrees
+    assert ("create", 1, "p99") in [(s.op, s.clients, s.figure) for s in round_spreads(rounds, bar=1.05)]
+    assert round_spreads([_rounds("mkdirs", 8, [5000.0], [9.0])], bar=1.0) == []
+    assert round_spreads(None) == []  # a calibration made before rounds were recorded
+
+
+@pytest.mark.parametrize(("rounds", "key"), [
+    ({"op": "create"}, "source.rounds: expected a list"),
+    (["create"], "source.rounds[0]: expected an object"),
+    ([_rounds("create", 8, [1.0], [1.0]) | {"op": 3}], "source.rounds[0].op"),
+    ([_rounds("create", 0, [1.0], [1.0])], "source.rounds[0].clients"),
+    ([_rounds("create", 8, [1.0], [1.0]), _rounds("create", 64, [1.0, -2.0], [1.0, 1.0])], "source.rounds[1].ops_per_s"),
+    ([_rounds("create", 8, [1.0], [])], "source.rounds[0].p99_ms"),
+    ([_rounds("create", 8, [1.0], [float("nan")])], "source.rounds[0].p99_ms"),
+])
+def test_a_malformed_rounds_record_names_the_bad_key(rounds: object, key: str) -> None:
+    with pytest.raises(InputError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        round_spreads(rounds)
+
+
+def test_simnn_show_warns_where_the_calibration_s_rounds_disagree(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cal = _calibration(tmp_path / "cal")
+    data = json.loads(cal.read_text())
+    data["source"]["rounds"] = [_rounds("create", 8, [10_000.0, 9_800.0, 10_400.0], [2.0, 2.2, 2.1])]
+    cal.write_text(json.dumps(data))
+    code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
+    assert code == 0, err
+    assert "warning" not in out
+    data["source"]["rounds"] = [_rounds("create", 8, [10_000.0, 9_800.0, 10_400.0], [2.0, 3.0, 7.4])]
+    data["source"]["fit"] = {"create": _fit_row(8, (10_000.0, 10_500.0), (3.0, 3.1))}
+    cal.write_text(json.dumps(data))
+    code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "the rounds of 1 of the calibration's figures disagree" in text
+    assert "create at 8 clients: p99 2.00, 3.00, 7.40 ms (x3.7)" in text
+    assert "misses" not in text  # the fit itself reproduces the median
+    data["source"]["rounds"] = [_rounds("create", 8, [10_000.0], ["fast"])]
+    cal.write_text(json.dumps(data))
+    code, out, err = run_cli(["simnn", "show", str(cal.parent)], capsys)
+    assert code == 3 and "source.rounds[0].p99_ms" in err and "Traceback" not in err

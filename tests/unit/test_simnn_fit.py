@@ -26,7 +26,7 @@ from mimesisbench.sim.fit import (
     edit_thread_cpu,
     simulate_measurement,
 )
-from mimesisbench.sim.fit_check import fit_misses
+from mimesisbench.sim.fit_check import fit_misses, round_spreads
 from mimesisbench.sim.model import READ_LOCK_SHARE, Calibration, OpCost, ServerSettings
 from mimesisbench.sim.ops import simulate_micro
 from mimesisbench.study.simnn_calibration import median_measurement, write_calibration
@@ -285,6 +285,13 @@ def test_merging_calibrations_fits_the_median_of_each_measurement(
     assert [f["measured_at"] for f in merged.source["merged_from"]] == ["c0", "c1", "c2"]
     assert json.loads((tmp_path / "merged" / "micro.json").read_text()) == [{"from": "c0"}, {"from": "c1"}, {"from": "c2"}]
     assert merged.costs[OpCode.GETFILEINFO].server_cpu_s > 0  # fitted again (the inputs' 1 us is not kept)
+    # a merge's rounds are its inputs' figures, in the order given: how far the calibrations disagree
+    rounds = {r["clients"]: r for r in merged.source["rounds"]}
+    for m in base:
+        assert rounds[m.concurrency]["ops_per_s"] == pytest.approx([m.ops_per_s * f for f in (0.9, 1.0, 1.3)], rel=1e-3)
+    assert round_spreads(merged.source["rounds"]) == []  # 1.3 / 0.9: within the bar
+    assert {(s.clients, s.figure) for s in round_spreads(merged.source["rounds"], bar=1.4)} == {
+        (c, "throughput") for c in LOADS}
 
 
 def test_the_tail_beyond_the_p99_is_merged_only_where_every_measurement_recorded_it() -> None:

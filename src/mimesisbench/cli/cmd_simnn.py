@@ -13,6 +13,8 @@ from mimesisbench.sim.model import READ_LOCK_SHARE
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from mimesisbench.sim.fit_check import RoundSpread
+
 COMMANDS: list[click.Command] = []
 
 
@@ -106,7 +108,7 @@ def show_command(calibration: Path, as_json: bool) -> None:
 def _show(data: dict, console: Console) -> None:
     from rich.table import Table
 
-    from mimesisbench.sim.fit_check import FIT_BAR, fit_misses
+    from mimesisbench.sim.fit_check import FIT_BAR, ROUNDS_BAR, fit_misses, round_spreads
 
     settings = data["settings"]
     console.print("settings: " + "  ".join(f"{k} {v}" for k, v in settings.items()))
@@ -143,8 +145,10 @@ def _show(data: dict, console: Console) -> None:
                                                           "handler_wake_s", "delay_s", "stall_s")),
                       f"{c['stall_p']:.4f}", f"{c.get('slow_sync_p', 0.0):.4f}", f"{c['lock_share']:.2f}")
     console.print(costs)
+    spreads = round_spreads((data.get("source") or {}).get("rounds"))
     fit = (data.get("source") or {}).get("fit") or {}
     if not fit:
+        _warn_spreads(spreads, console, ROUNDS_BAR)
         return
     table = Table(title="the fit: measured / model at each calibration load")
     for name in ("op", "clients", "ops/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms", "NameNode CPU us"):
@@ -167,6 +171,15 @@ def _show(data: dict, console: Console) -> None:
         console.print(f"[yellow]warning:[/yellow] the model misses {len(misses)} of its own calibration's figures by more "
                       f"than {FIT_BAR:.0%} (predictions near these loads are no better): "
                       + "; ".join(m.describe() for m in misses))
+    _warn_spreads(spreads, console, ROUNDS_BAR)
+
+
+def _warn_spreads(spreads: list[RoundSpread], console: Console, bar: float) -> None:
+    if spreads:
+        console.print(f"[yellow]warning:[/yellow] the rounds of {len(spreads)} of the calibration's figures disagree "
+                      f"(largest over smallest more than {bar:g}): each is their median, and no prediction from "
+                      f"it is nearer than that spread; calibrate again on a quieter host: "
+                      + "; ".join(s.describe() for s in spreads))
 
 
 COMMANDS.append(simnn)

@@ -93,6 +93,16 @@ def median_measurement(runs: list[OpMeasurement]) -> OpMeasurement:
                    p999_s=tail("p999_s"))
 
 
+def rounds_record(groups: list[list[OpMeasurement]]) -> list[dict[str, Any]]:
+    """Each group's throughput and p99, one value per round in the order they ran, for
+    ``source.rounds`` (``sim.fit_check.round_spreads`` flags the figures whose rounds disagree):
+    a group is one operation and load measured round after round (or, merged, one measurement
+    per calibration)."""
+    return [{"op": runs[0].op.label, "clients": runs[0].concurrency,
+             "ops_per_s": [round(m.ops_per_s, 1) for m in runs],
+             "p99_ms": [round(m.p99_s * 1e3, 4) for m in runs]} for runs in groups]
+
+
 def host_busy_cpu_s() -> tuple[float, float]:
     """The host's busy CPU seconds so far, every core (psutil: all but idle and iowait), and of
     them the seconds stolen (a virtual machine's cores runnable while the hypervisor ran something
@@ -251,10 +261,11 @@ def measure_and_fit(
     if edit_thread is not None:
         settings = replace(settings, edit_s=edit_thread["us_per_edit"] / 1e6)
 
-    def median_at(i: int, k: int) -> OpMeasurement:
-        return median_measurement([rounds[r][i][k] for r in range(repeat)])
+    def runs_at(i: int, k: int) -> list[OpMeasurement]:
+        return [rounds[r][i][k] for r in range(repeat)]
 
-    triples = [(median_at(i, 0), median_at(i, 1), median_at(i, 2)) for i in range(len(ops))]
+    triples = [(median_measurement(runs_at(i, 0)), median_measurement(runs_at(i, 1)), median_measurement(runs_at(i, 2)))
+               for i in range(len(ops))]
     measurements = [m for triple in triples for m in triple]
     steal = steal_summary(raw)
     other = other_work_summary(raw)
@@ -269,6 +280,7 @@ def measure_and_fit(
         "versions": versions(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "measurements": [{**asdict(m), "op": m.op.label} for m in measurements],
+        "rounds": rounds_record([runs_at(i, k) for i in range(len(ops)) for k in range(3)]),
         "sync": {"source": "namenode" if measured_sync is not None else "fdatasync", "namenode_s": measured_sync,
                  "fdatasync_s": fdatasync_s, "jmx": jmx_url, "jmx_failures": watch.failures if watch else None,
                  "measurements": syncs_seen},
@@ -442,12 +454,15 @@ def merge_calibrations(dirs: list[Path], *, lock_share: float = READ_LOCK_SHARE,
                        sync_s=float(np.median([cal.settings.sync_s for _, cal, _ in sets])),
                        edit_s=float(np.median([cal.settings.edit_s for _, cal, _ in sets])))
     source = {
-        **{k: v for k, v in first.source.items() if k not in ("measurements", "fit", "measured_on", "measured_at")},
+        **{k: v for k, v in first.source.items()
+           if k not in ("measurements", "rounds", "fit", "measured_on", "measured_at")},
         "merged_from": [{"path": str(d), "measured_on": cal.source.get("measured_on"),
                          "measured_at": cal.source.get("measured_at")} for d, cal, _ in sets],
         "merged_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": versions(),
         "measurements": [{**asdict(m), "op": m.op.label} for m in merged.values()],
+        # a merge's "rounds" are its inputs' medians: how far the calibrations disagree
+        "rounds": rounds_record([[ms[key] for _, _, ms in sets] for key in merged]),
     }
     calibration, _ = calibrate(triples, settings, source, lock_share=lock_share, fit_dispatch=fit_dispatch)
     raw: list[dict[str, Any]] = []

@@ -99,6 +99,7 @@ class RecordingEngine(RayEngine):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.progress_seen: Counter[int] = Counter()
+        self.issued_seen: dict[int, int] = {}  # the most each worker reported issued
         self.started = threading.Event()
 
     def start_at(self, wall_ns: int) -> None:
@@ -108,6 +109,9 @@ class RecordingEngine(RayEngine):
     def poll(self, timeout_s: float) -> list[EngineEvent]:
         events = super().poll(timeout_s)
         self.progress_seen.update(e.index for e in events if isinstance(e, Progress))
+        for e in events:
+            if isinstance(e, Progress):
+                self.issued_seen[e.index] = max(self.issued_seen.get(e.index, 0), e.issued)
         return events
 
 
@@ -195,6 +199,11 @@ def test_killed_worker_ends_the_run_and_keeps_the_others(
         if not engine.started.wait(120):
             return
         time.sleep(1.5)  # the barrier is 0.5 s ahead: about a second into the replay
+        # and every worker seen issuing (on a loaded machine a worker may start late; the
+        # schedule lasts 4 s)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and not all(engine.issued_seen.get(i, 0) > 0 for i in range(3)):
+            time.sleep(0.05)
         slot = engine.slots_[1]
         killed.update(pid=slot.where["pid"], ip=slot.where["node_ip"], at=time.monotonic())
         os.kill(int(slot.where["pid"]), signal.SIGKILL)

@@ -170,15 +170,16 @@ class ServerSettings:
     # in slow (its operation's ``OpCost.slow_sync_p``), and every write in that sync, and every
     # one queued behind it, waits the longest extra drawn among its edits (what makes a write's
     # tail at the middle loads on this project's machine: pauses of every write in flight at
-    # once, a few per cent of the calls, which reads do not share; ``docs/simnn.md``, session 69)
+    # once, a few per cent of the calls, which reads do not share; ``docs/simnn.md``, session 69);
+    # a calibration's fit shortens it where the writes' heavy loads call for it (``sim.fit``)
     slow_sync_s: float = 0.003
 
     def before_fit(self) -> ServerSettings:
         """These settings with the ones a calibration's fit chooses (the lock hand-over, the
-        switch between threads; ``sim.fit``) back at their defaults: where a fit of other
-        measurements starts, rather than where an earlier fit ended."""
+        switch between threads, a slow sync's length; ``sim.fit``) back at their defaults: where
+        a fit of other measurements starts, rather than where an earlier fit ended."""
         default = ServerSettings()
-        return replace(self, wake_s=default.wake_s, dispatch_s=default.dispatch_s)
+        return replace(self, wake_s=default.wake_s, dispatch_s=default.dispatch_s, slow_sync_s=default.slow_sync_s)
 
     def __post_init__(self) -> None:
         if self.handlers < 1:

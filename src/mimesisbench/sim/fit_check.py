@@ -30,8 +30,9 @@ FIT_BAR = 0.15
 CHECKED = (("ops_per_s", "throughput"), ("p99_ms", "p99"), ("server_cpu_us", "NameNode CPU"))
 LOADS = ("light", "middle", "heavy")
 #: a calibration figure whose rounds' largest is more than this many times their smallest: a
-#: prediction from it cannot be judged nearer than that spread (one repeat of a validation's load
-#: comes within 15 % of its others' median for about nine rows in ten on this machine)
+#: prediction from it cannot be judged nearer than that spread (not the 15 % bar: one repeat of
+#: a validation's load comes within 15 % of its others' median for seven to nine rows in ten on
+#: this machine, sessions 43-60)
 ROUNDS_BAR = 1.5
 #: the figures of each round that a calibration records (``source.rounds``): the bar's two
 ROUND_FIGURES = (("ops_per_s", "throughput"), ("p99_ms", "p99"))

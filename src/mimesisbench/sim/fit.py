@@ -417,24 +417,25 @@ def _fit_slow_sync_length(loads: list[tuple[OpMeasurement, OpMeasurement, OpMeas
     stalls make up the rest). Only the writes that have slow syncs at the setting count."""
     if settings.slow_sync_s <= 0:
         return settings.slow_sync_s
-    writes = [(light, middle, heavy) for light, middle, heavy in loads
-              if lock_kind(light.op) == LOCK_WRITE and heavy.p99_s > 0
-              and _middle_chance(costs[light.op], settings, light, middle, 0) > 0]
+    as_set = {light.op: _middle_chance(costs[light.op], settings, light, middle, 0)
+              for light, middle, heavy in loads if lock_kind(light.op) == LOCK_WRITE and heavy.p99_s > 0}
+    writes = [(light, middle, heavy) for light, middle, heavy in loads if as_set.get(light.op, 0.0) > 0]
     if not writes:
         return settings.slow_sync_s
 
-    def too_long(length: float) -> float:  # the mean log of the heavy loads' p99 over measured
+    def too_long(length: float, chances: dict[OpCode, float] | None = None) -> float:
+        """The mean log of the heavy loads' p99 over measured (``chances``: already fitted at it)."""
         trial = replace(settings, slow_sync_s=length)
         logs = []
         for light, middle, heavy in writes:
             cost = costs[light.op]
-            chance = _middle_chance(cost, trial, light, middle, 0)
+            chance = chances[light.op] if chances is not None else _middle_chance(cost, trial, light, middle, 0)
             sim = simulate_measurement(heavy, replace(cost, slow_sync_p=chance, stall_p=0.0), trial)
             logs.append(math.log(sim.p99_s / heavy.p99_s))
         return float(np.mean(logs))
 
     bar = math.log(1 + FIT_TOLERANCE)  # not for noise
-    if too_long(settings.slow_sync_s) <= bar:
+    if too_long(settings.slow_sync_s, as_set) <= bar:
         return settings.slow_sync_s
     lo, hi = SLOW_SYNC_S_MIN, settings.slow_sync_s  # within the bar at lo (or lo the least), not at hi
     if lo >= hi or too_long(lo) > bar:

@@ -261,11 +261,10 @@ def measure_and_fit(
     if edit_thread is not None:
         settings = replace(settings, edit_s=edit_thread["us_per_edit"] / 1e6)
 
-    def runs_at(i: int, k: int) -> list[OpMeasurement]:
-        return [rounds[r][i][k] for r in range(repeat)]
-
-    triples = [(median_measurement(runs_at(i, 0)), median_measurement(runs_at(i, 1)), median_measurement(runs_at(i, 2)))
-               for i in range(len(ops))]
+    # each operation's loads, each load's runs in the order the rounds ran
+    runs = [[[rounds[r][i][k] for r in range(repeat)] for k in range(3)] for i in range(len(ops))]
+    triples = [(median_measurement(light), median_measurement(middle), median_measurement(heavy))
+               for light, middle, heavy in runs]
     measurements = [m for triple in triples for m in triple]
     steal = steal_summary(raw)
     other = other_work_summary(raw)
@@ -280,7 +279,7 @@ def measure_and_fit(
         "versions": versions(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "measurements": [{**asdict(m), "op": m.op.label} for m in measurements],
-        "rounds": rounds_record([runs_at(i, k) for i in range(len(ops)) for k in range(3)]),
+        "rounds": rounds_record([load for op_loads in runs for load in op_loads]),
         "sync": {"source": "namenode" if measured_sync is not None else "fdatasync", "namenode_s": measured_sync,
                  "fdatasync_s": fdatasync_s, "jmx": jmx_url, "jmx_failures": watch.failures if watch else None,
                  "measurements": syncs_seen},

@@ -124,6 +124,11 @@ READ_LOCK_SHARE = 0.1
 LOCK_NONE, LOCK_READ, LOCK_WRITE = 0, 1, 2
 
 
+#: the settings a calibration's fit chooses (``sim.fit``), in seconds: the lock hand-over's
+#: wake-up, the host's switch between threads, a slow sync's length
+FITTED_SETTINGS = ("wake_s", "dispatch_s", "slow_sync_s")
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     """The simulated server and host (``simnn:?handlers=..&fair=..`` overrides each)."""
@@ -179,7 +184,7 @@ class ServerSettings:
         switch between threads, a slow sync's length; ``sim.fit``) back at their defaults: where
         a fit of other measurements starts, rather than where an earlier fit ended."""
         default = ServerSettings()
-        return replace(self, wake_s=default.wake_s, dispatch_s=default.dispatch_s, slow_sync_s=default.slow_sync_s)
+        return replace(self, **{name: getattr(default, name) for name in FITTED_SETTINGS})
 
     def __post_init__(self) -> None:
         if self.handlers < 1:

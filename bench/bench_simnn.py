@@ -8,6 +8,8 @@
     .venv/bin/python bench/bench_simnn.py loads --kept DIR
     .venv/bin/python bench/bench_simnn.py runs DIR [DIR ...] [--by-op]
     .venv/bin/python bench/bench_simnn.py threads DIR [DIR ...]
+    .venv/bin/python bench/bench_simnn.py again DIR [DIR ...]
+    .venv/bin/python bench/bench_simnn.py path [--iterations 8] [--loads 16,32,64] [--op create]
 
 ``speed``: 10 M calls of a read/write mix through the native event loop (closed loop, 64 in
 flight) and through the simpy reference (on 100 k calls: the same model), in calls per second;
@@ -73,6 +75,11 @@ fair cluster, beside it, the time per operation that bursts wait for a core in t
 calibration as kept, each of its loads simulated; the client's bursts included). The
 ``micro.json`` files are not kept in ``simnn_sessions`` (about 110 kB a cluster); ``threads.json``
 is (sessions 39-50 from their kept copies, and every session after).
+
+``again``: each kept validation's ``again:`` rows against its calibration's own medians (not the
+model): how far the NameNode moved by itself between its calibration and the session's end.
+``path``: ``simnn calibrate``'s way of measuring against a plain ``micro``, alternated on one
+fresh cluster (``path``'s docstring).
 
 ``loads``: what the fit does between its loads. On a fresh managed HDFS, ``simnn calibrate``'s
 measurements (create and fileStatus by default, at 1, 8 and 64 clients), then the same on the
@@ -753,6 +760,90 @@ def _print_summary(errors: list[tuple[bool | None, list[float]]], inside: list[t
 THREAD_GROUPS = (("handlers", "IPC Server hand"), ("edit log", "FSEditLogAsync"), ("reader", "Socket Reader #"))
 
 
+#: the calibration's operation names as ``validate``'s ``again:`` rows spell them
+_AGAIN_LABELS = {"fileStatus": "getfileinfo", "create": "create"}
+
+
+def again_report(dirs: list[Path]) -> None:
+    """The calibration's own loads measured again at the end of each kept validation (the
+    ``again:`` rows) against the calibration's medians of them, not against the model: how far
+    the NameNode moved over the session by itself. Per session, then per load over the sessions
+    (the median change and how many sessions came out faster)."""
+    changes: dict[str, list[tuple[float, float]]] = {}
+    for kept in dirs:
+        cal = json.loads(calibration_file(kept).read_text())
+        rows = json.loads((kept / "validation.json").read_text())["rows"]
+        medians = {(m["op"], int(m["concurrency"])): m for m in cal["source"]["measurements"]}
+        cells = []
+        for row in rows:
+            if not str(row.get("what", "")).startswith("again:"):
+                continue
+            m = medians.get((_AGAIN_LABELS.get(row["op"], row["op"]), int(row["clients"])))
+            if m is None:
+                continue
+            thr, p99 = row["measured"][0] / m["ops_per_s"] - 1, row["measured"][2] / (m["p99_s"] * 1e3) - 1
+            key = f"{row['op']} x {row['clients']}"
+            changes.setdefault(key, []).append((thr, p99))
+            cells.append(f"{key} {100 * thr:+.0f} % / {100 * p99:+.0f} %")
+        print(f"{kept.name}: " + "; ".join(cells))
+    print(f"# over {len(dirs)} sessions (throughput; p99), measured again against the calibration's medians:")
+    for key, pairs in changes.items():
+        thr, p99 = (np.array([p[i] for p in pairs]) for i in (0, 1))
+        print(f"{key}: median {100 * np.median(thr):+.1f} % ({int((thr > 0).sum())} of {len(thr)} faster); "
+              f"p99 median {100 * np.median(p99):+.1f} % ({int((p99 < 0).sum())} of {len(p99)} shorter)")
+
+
+#: ``path``'s arms: the calibration's own measurement, the same without reading JMX, a plain micro
+PATH_ARMS = ("calibrate", "no JMX", "plain")
+
+
+def path(iterations: int, loads_at: tuple[int, int, int], op: str, files: int, heap: str) -> None:
+    """Whether ``simnn calibrate``'s way of measuring (its JMX sync watch between batches, the
+    NameNode's and the host's CPU read at each batch's ends) slows what it measures: on one fresh
+    managed HDFS (fair lock, two warm-up rounds of the schedules), ``op`` at ``loads_at`` measured
+    the calibration's way, the same without JMX, and as a plain ``micro``, the three in turn
+    (rotated each iteration, so that a cluster still warming favours none). Per load, each arm
+    against the plain micro of the same iteration: the geometric mean ratio and the Wilcoxon
+    signed-rank test's p of its logarithm (``scipy``); then every arm's last half of the iterations
+    against its first (whether the cluster still moved). Validations measured the calibration's
+    creates at 64 clients again at their end 22.9 % faster (median over sessions 51-61, ``again``)."""
+    from scipy.stats import wilcoxon  # only this command needs it
+
+    figures: dict[str, list[dict[int, tuple[float, float]]]] = {arm: [] for arm in PATH_ARMS}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        schedules = _schedules(work, schedule_arguments("short"))
+        with fresh_cluster("mb-simnn-path-", heap, fslock_fair=True) as (hdfs_work, cluster):
+            _warm_up(schedules, f"{cluster.url}/warm", work / "runs", ["--hdfs-workdir", str(hdfs_work / "hdfs")],
+                     WarmUp(least=2, agree=0.0))
+            for i in range(iterations):
+                for arm in PATH_ARMS[i % 3:] + PATH_ARMS[:i % 3]:
+                    if arm == "plain":
+                        got = {c: _micro(cluster.url, op, c, files, f"plain{i}")[::2] for c in loads_at}
+                    else:
+                        _, raw = measure_and_fit(f"{cluster.url}/{arm.replace(' ', '-')}{i}", str(hdfs_work / "hdfs"),
+                                                 ops=(op,), files=files, loads=loads_at, repeat=1, warmup=False,
+                                                 sync_watch=arm == "calibrate")
+                        got = {int(r["concurrency"]): (float(r["ops_per_s"]), float(r["latency_ms"]["p99"]))
+                               for r in raw}
+                    figures[arm].append(got)
+                    print(f"# {i + 1}/{iterations} {arm}: " + "; ".join(
+                        f"x {c} {a:,.0f} ops/s, p99 {p:.2f} ms" for c, (a, p) in sorted(got.items())), flush=True)
+    for arm in PATH_ARMS[:2]:
+        for c in loads_at:
+            for k, what in ((0, "throughput"), (1, "p99")):
+                logs = np.log([it[c][k] / plain[c][k] for it, plain in zip(figures[arm], figures["plain"], strict=True)])
+                test = f", p = {wilcoxon(logs).pvalue:.2f}" if len(logs) >= 6 else ""
+                print(f"{arm} against plain, {op} x {c} {what}: {np.exp(logs.mean()):.3f} times{test}")
+    half = iterations // 2
+    if half:  # whether the cluster still moved over the iterations, every arm together
+        for c in loads_at:
+            early, late = ([it[c][0] for arm in PATH_ARMS for it in figures[arm][part]]
+                           for part in (slice(0, half), slice(iterations - half, iterations)))
+            print(f"{op} x {c}, every arm: the last {half} iterations' median throughput "
+                  f"{np.median(late) / np.median(early):.3f} times the first {half}'s")
+
+
 def loads(ops: str, between: str, keep: Path | None, heap: str) -> None:
     """On a fresh managed HDFS (fair lock): ``simnn calibrate``'s measurements of ``ops`` at its
     loads (1, 8, 64 clients), then, on the same NameNode, the same at the loads ``between``; then
@@ -860,6 +951,14 @@ def main() -> None:
     t = sub.add_parser("threads")
     t.add_argument("kept", type=Path, nargs="+", help="Directories validate --keep-calibration wrote (their threads.json, "
                                                       "made from their micro.json the first time).")
+    g = sub.add_parser("again")
+    g.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
+    h = sub.add_parser("path")
+    h.add_argument("--iterations", type=int, default=8)
+    h.add_argument("--loads", default="16,32,64", help="Three client counts, light to heavy.")
+    h.add_argument("--op", default="create")
+    h.add_argument("--files", type=int, default=10_000)
+    h.add_argument("--heap", default="2g")
     c = sub.add_parser("score")
     c.add_argument("dirs", type=Path, nargs="+", help="Directories validate --keep-calibration wrote.")
     c.add_argument("--edit-us", type=float, default=None,
@@ -891,6 +990,13 @@ def main() -> None:
         runs_report(a.kept, by_op=a.by_op)
     elif a.what == "threads":
         threads_report(a.kept)
+    elif a.what == "again":
+        again_report(a.dirs)
+    elif a.what == "path":
+        at = tuple(int(x) for x in a.loads.split(","))
+        if len(at) != 3:
+            ap.error("--loads takes three client counts")
+        path(a.iterations, (at[0], at[1], at[2]), a.op, a.files, a.heap)
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
               lock_share=a.lock_share, calibration=a.calibration,

@@ -21,7 +21,7 @@ from mimesisbench.hdfs.cluster import LocalHdfs
 from mimesisbench.schedule.format import OpCode
 from mimesisbench.sim.fit import simulate_measurement
 from mimesisbench.sim.model import Calibration
-from mimesisbench.study.simnn_calibration import calibration_measurements
+from mimesisbench.study.simnn_calibration import calibration_measurements, measure_and_fit
 
 pytestmark = pytest.mark.integration
 
@@ -125,6 +125,16 @@ def test_calibrate_measures_the_namenode_and_the_fit_reproduces_its_load(
     assert code == 0, err
     assert json.loads(stdout)["ops_per_s"] > 0
 
+
+def test_calibrate_without_the_sync_watch_reads_no_jmx(local_hdfs: LocalHdfs, base: str) -> None:
+    # bench_simnn.py path measures the calibration without its JMX reads: the sync is then the
+    # fdatasync probe's, and nothing was read from the NameNode's JMX
+    cal, raw = measure_and_fit(f"{base}/nowatch", str(local_hdfs.workdir), ops=("create",), files=300,
+                               loads=(1, 2, 4), repeat=1, warmup=False, sync_watch=False)
+    sync = cal.source["sync"]
+    assert sync["source"] == "fdatasync" and sync["jmx"] is None and sync["measurements"] == []
+    assert cal.settings.sync_s == sync["fdatasync_s"] > 0
+    assert [r["concurrency"] for r in raw] == [1, 2, 4] and all("namenode_syncs" not in r for r in raw)
 
 def test_calibrate_refuses_a_namenode_it_does_not_manage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["simnn", "calibrate", "-b", "hdfs://127.0.0.1:1/x", "--hdfs-workdir", str(tmp_path),

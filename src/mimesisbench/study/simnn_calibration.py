@@ -155,8 +155,11 @@ def measure_and_fit(
     repeat: int = 3,
     warmup: bool = True,
     announce: Any = None,
+    sync_watch: bool = True,
 ) -> tuple[Calibration, list[dict[str, Any]]]:
-    """Measure every operation on the managed NameNode behind ``backend_url`` and fit."""
+    """Measure every operation on the managed NameNode behind ``backend_url`` and fit.
+    ``sync_watch``: read the NameNode's own sync times over JMX between the batches (False: the
+    fdatasync probe's, and no JMX read at all, as ``bench_simnn.py path`` compares)."""
     if repeat < 1:
         raise ConfigError(f"simnn calibrate: --repeat must be at least 1 (got {repeat})")
     if len(loads) != 3 or not 1 <= loads[0] < loads[1] < loads[2]:
@@ -184,7 +187,7 @@ def measure_and_fit(
     # write and fdatasync, the fallback. The NameNode's is what its edit log waits for (the flush
     # and its thread's wake-up after the I/O): 160-240 us here where the probe took 80-120
     fdatasync_s = sync_seconds(layout.workdir)
-    jmx_url = managed_jmx_url(backend_url, layout.workdir)
+    jmx_url = managed_jmx_url(backend_url, layout.workdir) if sync_watch else None
     watch = SyncWatch(jmx_url) if jmx_url is not None else None
     syncs_seen: list[dict[str, Any]] = []
 

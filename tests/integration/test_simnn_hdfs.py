@@ -136,6 +136,7 @@ def test_calibrate_without_the_sync_watch_reads_no_jmx(local_hdfs: LocalHdfs, ba
     assert cal.settings.sync_s == sync["fdatasync_s"] > 0
     assert [r["concurrency"] for r in raw] == [1, 2, 4] and all("namenode_syncs" not in r for r in raw)
 
+
 def test_calibrate_refuses_a_namenode_it_does_not_manage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["simnn", "calibrate", "-b", "hdfs://127.0.0.1:1/x", "--hdfs-workdir", str(tmp_path),
                             "-o", str(tmp_path / "cal")], capsys)

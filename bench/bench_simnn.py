@@ -760,10 +760,6 @@ def _print_summary(errors: list[tuple[bool | None, list[float]]], inside: list[t
 THREAD_GROUPS = (("handlers", "IPC Server hand"), ("edit log", "FSEditLogAsync"), ("reader", "Socket Reader #"))
 
 
-#: the calibration's operation names as ``validate``'s ``again:`` rows spell them
-_AGAIN_LABELS = {"fileStatus": "getfileinfo", "create": "create"}
-
-
 def again_report(dirs: list[Path]) -> None:
     """The calibration's own loads measured again at the end of each kept validation (the
     ``again:`` rows) against the calibration's medians of them, not against the model: how far
@@ -771,17 +767,14 @@ def again_report(dirs: list[Path]) -> None:
     (the median change and how many sessions came out faster)."""
     changes: dict[str, list[tuple[float, float]]] = {}
     for kept in dirs:
-        cal = json.loads(calibration_file(kept).read_text())
+        medians = calibration_measurements(kept, Calibration.load(calibration_file(kept)))
         rows = json.loads((kept / "validation.json").read_text())["rows"]
-        medians = {(m["op"], int(m["concurrency"])): m for m in cal["source"]["measurements"]}
         cells = []
         for row in rows:
             if not str(row.get("what", "")).startswith("again:"):
                 continue
-            m = medians.get((_AGAIN_LABELS.get(row["op"], row["op"]), int(row["clients"])))
-            if m is None:
-                continue
-            thr, p99 = row["measured"][0] / m["ops_per_s"] - 1, row["measured"][2] / (m["p99_s"] * 1e3) - 1
+            m = medians[(OPERATIONS[row["op"]], int(row["clients"]))]  # as _tally finds it
+            thr, p99 = row["measured"][0] / m.ops_per_s - 1, row["measured"][2] / (m.p99_s * 1e3) - 1
             key = f"{row['op']} x {row['clients']}"
             changes.setdefault(key, []).append((thr, p99))
             cells.append(f"{key} {100 * thr:+.0f} % / {100 * p99:+.0f} %")

@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/bench_simnn.py speed [--calls 10000000]
     .venv/bin/python bench/bench_simnn.py validate [--files 20000] [--repeat 3] [--keep-calibration DIR] [--keep-runs DIR] [--warm-first 2] [--warm-until 10] [--warm-most 6]
-        [--calibrate-most 2] [--schedules short|long] [--no-fit-dispatch]
-    .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--no-fit-dispatch] [--lock-share S] [--edit-us US]
+        [--calibrate-most 2] [--schedules short|long] [--no-calibrate-after] [--locks fair,unfair|fair] [--no-fit-dispatch]
+    .venv/bin/python bench/bench_simnn.py score DIR [DIR ...] [--no-fit-dispatch] [--lock-share S] [--edit-us US] [--bracket]
     .venv/bin/python bench/bench_simnn.py loads [--ops create,fileStatus] [--between 4,16,32] [--keep DIR]
     .venv/bin/python bench/bench_simnn.py loads --kept DIR
     .venv/bin/python bench/bench_simnn.py runs DIR [DIR ...] [--by-op]
@@ -56,6 +56,18 @@ files and both types at 2 (141 k and 105 k operations; sessions 39 and 40) rathe
 ``short`` ones (41 k and 54 k; every other session): their repeats' p99 came no nearer one another
 than the short ones' measured the same day (session 41; docs/simnn.md). Since session 39
 ``validation.json`` keeps the schedules' arguments, which ``score`` generates again.
+
+Since session 74 the fair cluster calibrates once more at its end, after its micro loads
+(``--no-calibrate-after``: not), the same way as the opening calibration (kept in ``DIR/after``),
+and every row is predicted again from the two merged (each figure the median of the six rounds'
+two medians, fitted again: ``merge_calibrations``), printed and summed up after the opening
+calibration's predictions (``validation.json``: each row's ``predicted_bracketed``). Why:
+measured again at the session's end, the calibration's own loads ran up to 23 % faster than the
+opening calibration had measured them (median over sessions 51-61, ``again``), so predictions
+from the opening calibration alone carry the host's drift over the session one way; a
+calibration on either side of the runs it predicts (a bracketing calibration, as a standard
+measured before and after the samples) halves it where it is steady. ``--locks fair`` measures
+the fair cluster alone (half the time).
 
 ``runs``: what ``validate --keep-runs`` kept (``DIR/runs.json``, made from the run directories
 the first time), run by run in the order they ran: throughput, p50, p99, and the rate each
@@ -134,6 +146,7 @@ from mimesisbench.study.simnn_calibration import (
     calibration_measurements,
     load_triples,
     measure_and_fit,
+    merge_calibrations,
     write_calibration,
 )
 
@@ -270,12 +283,12 @@ class WarmUp:
 
 def validate(files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool = True,
              keep_runs: Path | None = None, warm: WarmUp = WarmUp(), length: str = "short",
-             calibrate_most: int = 2) -> None:
+             calibrate_most: int = 2, after: bool = True, locks: tuple[bool, ...] = (True, False)) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         try:
             _validate(work, files, repeat, heap, keep, fit_dispatch=fit_dispatch, warm=warm, length=length,
-                      calibrate_most=calibrate_most)
+                      calibrate_most=calibrate_most, after=after, locks=locks)
         finally:  # the run directories so far, also when a run fails or the validation is stopped
             if keep_runs is not None:
                 for part in ("runs", "sim"):
@@ -334,14 +347,15 @@ def _calibrate_steady(url: str, hdfs_work: Path, files: int, fit_dispatch: bool,
 
 
 def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None, *, fit_dispatch: bool,
-              warm: WarmUp, length: str, calibrate_most: int) -> None:
+              warm: WarmUp, length: str, calibrate_most: int, after: bool, locks: tuple[bool, ...]) -> None:
     rows: list[dict[str, Any]] = []  # what validation.json keeps
     warm_rounds: dict[str, int] = {}  # the warm-up rounds each cluster ran
     calibrations: list[int] = []  # each calibration's count of figures whose rounds disagree
     arguments = schedule_arguments(length)
     schedules = _schedules(work, arguments)
     cal_dir = work / "calibration"
-    for fair in (True, False):
+    after_dir = work / "after"
+    for fair in locks:
         lock = "fair" if fair else "unfair"
         with fresh_cluster("mb-simnn-", heap, fslock_fair=fair) as (hdfs_work, cluster):
             hdfs = ["--hdfs-workdir", str(hdfs_work / "hdfs")]
@@ -393,6 +407,13 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
                 pred = _micro_predicted(op, clients, files, cal)
                 rows.append({"fair": fair, "op": op, "clients": clients, "what": what,
                              "measured": _row(what, measured, pred), "predicted": list(pred)})
+            if fair and after:  # the closing calibration, the same way as the opening one (see the module)
+                closing, closing_raw = measure_and_fit(
+                    f"{cluster.url}/calibrate-after", str(hdfs_work / "hdfs"), files=files, fit_dispatch=fit_dispatch,
+                    announce=lambda s: print("calibrate (after):", s, flush=True))
+                write_calibration(after_dir, closing, closing_raw)
+                if keep is not None:
+                    write_calibration(keep / "after", closing, closing_raw)
     calibrated = calibration_measurements(cal_dir, Calibration.load(cal_dir / "calibration.json"))
     errors: list[tuple[bool | None, list[float]]] = []
     inside: list[tuple[bool, bool]] = []
@@ -400,11 +421,27 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
     for row in rows:
         _tally(row, cast(list[float], row["predicted"]), calibrated, errors, inside, drift)
     _print_summary(errors, inside, drift)
-    if keep is not None:
-        (keep / "validation.json").write_text(json.dumps(
-            {"files": files, "heap": heap, "warm_first": warm.least, "warm_until": warm.agree, "warm_most": warm.most,
-             "warm_rounds": warm_rounds, "calibrations": calibrations, "schedules": arguments, "rows": rows},
-            indent=1) + "\n")
+
+    def keep_rows() -> None:  # written before the bracketed predictions too: nothing measured is lost
+        if keep is not None:
+            (keep / "validation.json").write_text(json.dumps(
+                {"files": files, "heap": heap, "warm_first": warm.least, "warm_until": warm.agree,
+                 "warm_most": warm.most, "warm_rounds": warm_rounds, "calibrations": calibrations,
+                 "after": after_dir.is_dir(), "schedules": arguments, "rows": rows},
+                indent=1) + "\n")
+
+    keep_rows()
+    if after_dir.is_dir():
+        bracketed, _ = merge_calibrations([cal_dir, after_dir], fit_dispatch=fit_dispatch)
+        print("# predicted again from the opening and closing calibrations merged (bracketed):", flush=True)
+        errors, inside, drift = [], [], []
+        for row in rows:
+            what, pred = _predict_row(row, bracketed, schedules, files, work)
+            err = _tally(row, pred, calibrated, errors, inside, drift)
+            row["predicted_bracketed"] = list(pred)
+            _print_row(what, row["measured"], pred, err)
+        _print_summary(errors, inside, drift)
+        keep_rows()
 
 
 #: a paced run's server is saturated while at least this many operations are due and not done
@@ -652,49 +689,67 @@ def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None
     return cal, measured
 
 
+def _predict_row(row: dict[str, Any], cal: Calibration, schedules: dict[str, Path], files: int,
+                 work: Path) -> tuple[str, Figure]:
+    """One kept validation row (a run of a schedule, or a micro load) predicted from ``cal``, with
+    its label as ``score`` prints it."""
+    fair = bool(row["fair"])
+    if "schedule" in row:
+        cal_dir = Path(tempfile.mkdtemp(prefix="cal", dir=work))
+        cal.write(cal_dir / "calibration.json")
+        url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
+        pace = ["--rate", row["rate"], "--max-drift", "off"] if "rate" in row else ["--as-fast-as-possible"]
+        how = f"paced at {row['rate']}" if "rate" in row else "as fast as possible"
+        return (f"{row['schedule']}, {how}, {'fair' if fair else 'unfair'}",
+                _run(schedules[row["schedule"]], url, work / "sim", *pace))
+    return (f"{row['what']}, {'fair' if fair else 'unfair'}",
+            _micro_predicted(row["op"], int(row["clients"]), files, cal.with_settings(fair=fair)))
+
+
+def _print_row(what: str, measured: list[float], pred: Figure, err: list[float]) -> None:
+    print(f"{what:40s} ops/s {measured[0]:9,.0f} -> {pred[0]:9,.0f} ({err[0]:+6.1f} %)   p50 {err[1]:+6.1f} %"
+          f"   p99 {err[2]:+6.1f} %", flush=True)
+
+
 def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None = None,
           lock_share: float = READ_LOCK_SHARE, calibration: Path | None = None,
-          other: tuple[float, float, float | None] | None = None) -> None:
+          other: tuple[float, float, float | None] | None = None, bracket: bool = False) -> None:
     """Each kept validation predicted again with the model as it is now (see the module); with
-    ``calibration``, every one from that calibration (refitted once) instead of its own."""
+    ``calibration``, every one from that calibration (refitted once) instead of its own; with
+    ``bracket``, each from its opening and closing calibrations merged (``validate
+    --calibrate-after`` keeps the closing one in ``DIR/after``)."""
+    if bracket and calibration is not None:
+        raise SystemExit("score: --bracket and --calibration each choose the calibration; give one")
+    missing = [str(kept) for kept in dirs if bracket and not calibration_file(kept / "after").is_file()]
+    if missing:
+        raise SystemExit(f"score --bracket: no closing calibration (DIR/after) in {', '.join(missing)}")
     fixed = (None if calibration is None
              else _refit(calibration, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share, other=other)[0])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for n, kept in enumerate(dirs):
+        for kept in dirs:
             validation = json.loads((kept / "validation.json").read_text())
             # the schedules it measured (kept since session 39; before, the short ones), each made once
             schedules = _schedules(work, validation.get("schedules") or schedule_arguments("short"))
-            if fixed is None:
+            # its own opening measurements are still what its again: rows are compared with
+            measured = calibration_measurements(kept, Calibration.load(calibration_file(kept)))
+            if bracket:
+                cal, _ = merge_calibrations([kept, kept / "after"], lock_share=lock_share, fit_dispatch=fit_dispatch)
+                how = "predicted from its opening and closing calibrations merged"
+            elif fixed is None:
                 cal, measured = _refit(kept, fit_dispatch=fit_dispatch, edit_s=edit_s, lock_share=lock_share, other=other)
-            else:  # its own measurements are still what its again: rows are compared with
-                cal, measured = fixed, calibration_measurements(kept, Calibration.load(calibration_file(kept)))
-            cal_dir = work / f"cal{n}"
-            cal_dir.mkdir()
-            cal.write(cal_dir / "calibration.json")
-            print(f"# {kept}: {'refitted' if fixed is None else f'predicted from {calibration}'} with the current model",
-                  flush=True)
+                how = "refitted"
+            else:
+                cal, how = fixed, f"predicted from {calibration}"
+            print(f"# {kept}: {how} with the current model", flush=True)
             print("# the fitted host settings: " + ", ".join(  # what sim.fit chooses (ServerSettings.before_fit)
                 f"{name} {getattr(cal.settings, name) * 1e3:.3f} ms" for name in FITTED_SETTINGS), flush=True)
             errors: list[tuple[bool | None, list[float]]] = []  # (paced: None for a micro row, the errors)
             inside: list[tuple[bool, bool]] = []  # the runs kept with their repeats' range: (paced, p99 inside it)
             drift: list[float] = []  # the calibration's own loads measured again, against themselves
             for row in validation["rows"]:
-                fair = bool(row["fair"])
-                if "schedule" in row:
-                    url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
-                    pace = ["--rate", row["rate"], "--max-drift", "off"] if "rate" in row else ["--as-fast-as-possible"]
-                    how = f"paced at {row['rate']}" if "rate" in row else "as fast as possible"
-                    what = f"{row['schedule']}, {how}, {'fair' if fair else 'unfair'}"
-                    pred = _run(schedules[row["schedule"]], url, work / "sim", *pace)
-                else:
-                    what = f"{row['what']}, {'fair' if fair else 'unfair'}"
-                    pred = _micro_predicted(row["op"], int(row["clients"]), int(validation["files"]),
-                                            cal.with_settings(fair=fair))
-                med = row["measured"]
-                err = _tally(row, pred, measured, errors, inside, drift)
-                print(f"{what:40s} ops/s {med[0]:9,.0f} -> {pred[0]:9,.0f} ({err[0]:+6.1f} %)   p50 {err[1]:+6.1f} %"
-                      f"   p99 {err[2]:+6.1f} %", flush=True)
+                what, pred = _predict_row(row, cal, schedules, int(validation["files"]), work)
+                _print_row(what, row["measured"], pred, _tally(row, pred, measured, errors, inside, drift))
             _print_summary(errors, inside, drift)
             has_runs = (kept / "runs.json").exists() or (kept / "runs").is_dir()  # sessions 35 on keep their runs
             if has_runs and (ceiling := _repeat_ceiling([_kept_runs(kept)])):
@@ -932,6 +987,12 @@ def main() -> None:
                    help="The schedules' lengths (SCALES; sessions 39 and 40: long).")
     v.add_argument("--keep-runs", type=Path, default=None,
                    help="Also copy every run directory made (measured and predicted) to DIR/runs and DIR/sim.")
+    v.add_argument("--no-calibrate-after", dest="after", action="store_false",
+                   help="No closing calibration at the fair cluster's end, and no predictions from it merged with "
+                        "the opening one (sessions before 62).")
+    v.add_argument("--locks", default="fair,unfair", choices=("fair,unfair", "fair"),
+                   help="The clusters to measure: both, or the fair lock's alone (the unfair lock's is predicted "
+                        "from the fair cluster's calibration).")
     d = sub.add_parser("loads")
     d.add_argument("--ops", default="create,fileStatus", help="The micro operations, comma-separated.")
     d.add_argument("--between", default="4,16,32", help="Three client counts to measure besides 1, 8 and 64.")
@@ -968,6 +1029,9 @@ def main() -> None:
     c.add_argument("--other-place", type=float, default=None,
                    help="With --other-share: the chance a thread woken while a run holds a core is placed behind it, "
                         "another core free or not (settings.other_place; default: the cores in turn).")
+    c.add_argument("--bracket", action="store_true",
+                   help="Predict each session from its opening and closing calibrations merged (DIR and DIR/after, "
+                        "validate --calibrate-after), not from its opening one alone.")
     for p in (v, c):
         p.add_argument("--no-fit-dispatch", dest="fit_dispatch", action="store_false",
                        help="Leave the host's switch between threads at 0 (simnn calibrate --no-fit-dispatch).")
@@ -993,11 +1057,13 @@ def main() -> None:
     elif a.what == "score":
         score(a.dirs, fit_dispatch=a.fit_dispatch, edit_s=a.edit_us * 1e-6 if a.edit_us is not None else None,
               lock_share=a.lock_share, calibration=a.calibration,
-              other=None if a.other_share is None else (a.other_share, a.other_ms / 1e3, a.other_place))
+              other=None if a.other_share is None else (a.other_share, a.other_ms / 1e3, a.other_place),
+              bracket=a.bracket)
     else:
         validate(a.files, a.repeat, a.heap, a.keep_calibration, fit_dispatch=a.fit_dispatch, keep_runs=a.keep_runs,
                  warm=WarmUp(a.warm_first, a.warm_until / 100, a.warm_most), length=a.length,
-                 calibrate_most=a.calibrate_most)
+                 calibrate_most=a.calibrate_most, after=a.after,
+                 locks=tuple(lock == "fair" for lock in a.locks.split(",")))
 
 
 if __name__ == "__main__":

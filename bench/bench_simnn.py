@@ -57,17 +57,18 @@ files and both types at 2 (141 k and 105 k operations; sessions 39 and 40) rathe
 than the short ones' measured the same day (session 41; docs/simnn.md). Since session 39
 ``validation.json`` keeps the schedules' arguments, which ``score`` generates again.
 
-Since session 74 the fair cluster calibrates once more at its end, after its micro loads
+Since session 62 the fair cluster calibrates once more at its end, after its micro loads
 (``--no-calibrate-after``: not), the same way as the opening calibration (kept in ``DIR/after``),
-and every row is predicted again from the two merged (each figure the median of the six rounds'
-two medians, fitted again: ``merge_calibrations``), printed and summed up after the opening
-calibration's predictions (``validation.json``: each row's ``predicted_bracketed``). Why:
-measured again at the session's end, the calibration's own loads ran up to 23 % faster than the
-opening calibration had measured them (median over sessions 51-61, ``again``), so predictions
-from the opening calibration alone carry the host's drift over the session one way; a
-calibration on either side of the runs it predicts (a bracketing calibration, as a standard
-measured before and after the samples) halves it where it is steady. ``--locks fair`` measures
-the fair cluster alone (half the time).
+and every row is predicted again from the two merged (each figure the mean of the two
+calibrations' medians, fitted again: ``merge_calibrations``), printed and summed up after the
+opening calibration's predictions (``validation.json``: each row's ``predicted_bracketed``;
+``score --bracket`` does it again with the model as it is). Why: measured again at the session's
+end, the calibration's own loads ran up to 23 % faster than the opening calibration had measured
+them (median over sessions 51-61, ``again``), so predictions from the opening calibration alone
+carry the host's drift over the session one way; a calibration on either side of the runs it
+predicts (a bracketing calibration, as a standard measured before and after the samples) puts
+the calibration in the middle of that drift. Which predicts better is measured, not assumed
+(docs/simnn.md, session 62). ``--locks fair`` measures the fair cluster alone (half the time).
 
 ``runs``: what ``validate --keep-runs`` kept (``DIR/runs.json``, made from the run directories
 the first time), run by run in the order they ran: throughput, p50, p99, and the rate each
@@ -89,7 +90,9 @@ calibration as kept, each of its loads simulated; the client's bursts included).
 is (sessions 39-50 from their kept copies, and every session after).
 
 ``again``: each kept validation's ``again:`` rows against its calibration's own medians (not the
-model): how far the NameNode moved by itself between its calibration and the session's end.
+model): how far the NameNode moved by itself between its calibration and the session's end; where
+it has a closing calibration (``DIR/after``), that against the opening one per load, the client's
+CPU per operation beside the NameNode's.
 ``path``: ``simnn calibrate``'s way of measuring against a plain ``micro``, alternated on one
 fresh cluster (``path``'s docstring).
 
@@ -716,8 +719,8 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
           other: tuple[float, float, float | None] | None = None, bracket: bool = False) -> None:
     """Each kept validation predicted again with the model as it is now (see the module); with
     ``calibration``, every one from that calibration (refitted once) instead of its own; with
-    ``bracket``, each from its opening and closing calibrations merged (``validate
-    --calibrate-after`` keeps the closing one in ``DIR/after``)."""
+    ``bracket``, each from its opening and closing calibrations merged (``validate`` keeps the
+    closing one in ``DIR/after`` since session 62)."""
     if bracket and calibration is not None:
         raise SystemExit("score: --bracket and --calibration each choose the calibration; give one")
     missing = [str(kept) for kept in dirs if bracket and not calibration_file(kept / "after").is_file()]
@@ -834,11 +837,29 @@ def again_report(dirs: list[Path]) -> None:
             changes.setdefault(key, []).append((thr, p99))
             cells.append(f"{key} {100 * thr:+.0f} % / {100 * p99:+.0f} %")
         print(f"{kept.name}: " + "; ".join(cells))
+        if calibration_file(kept / "after").is_file():
+            _closing_report(kept, medians)
     print(f"# over {len(dirs)} sessions (throughput; p99), measured again against the calibration's medians:")
     for key, pairs in changes.items():
         thr, p99 = (np.array([p[i] for p in pairs]) for i in (0, 1))
         print(f"{key}: median {100 * np.median(thr):+.1f} % ({int((thr > 0).sum())} of {len(thr)} faster); "
               f"p99 median {100 * np.median(p99):+.1f} % ({int((p99 < 0).sum())} of {len(p99)} shorter)")
+
+
+def _closing_report(kept: Path, opening: dict[tuple[OpCode, int], OpMeasurement]) -> None:
+    """A kept validation's closing calibration (``DIR/after``) against its opening one, per load:
+    the geometric mean over the operations of the closing figure against the opening one, for the
+    throughput, the p99, and each side's CPU per operation (the client's too: a host that ran
+    faster shows in both, a NameNode still compiling only in its own)."""
+    closing = calibration_measurements(kept / "after", Calibration.load(calibration_file(kept / "after")))
+    for clients in sorted({c for _, c in opening}):
+        pairs = [(opening[key], closing[key]) for key in opening if key[1] == clients and key in closing]
+        ratios = {name: float(np.exp(np.mean([np.log(getattr(b, name) / getattr(a, name)) for a, b in pairs])))
+                  for name in ("ops_per_s", "p99_s", "client_cpu_s", "server_cpu_s")}
+        faster = sum(b.ops_per_s > a.ops_per_s for a, b in pairs)
+        print(f"  closing calibration against opening, {clients} clients ({faster} of {len(pairs)} faster): "
+              f"throughput x{ratios['ops_per_s']:.3f}, p99 x{ratios['p99_s']:.3f}, client CPU/op "
+              f"x{ratios['client_cpu_s']:.3f}, NameNode CPU/op x{ratios['server_cpu_s']:.3f}")
 
 
 #: ``path``'s arms: the calibration's own measurement, the same without reading JMX, a plain micro
@@ -1031,7 +1052,7 @@ def main() -> None:
                         "another core free or not (settings.other_place; default: the cores in turn).")
     c.add_argument("--bracket", action="store_true",
                    help="Predict each session from its opening and closing calibrations merged (DIR and DIR/after, "
-                        "validate --calibrate-after), not from its opening one alone.")
+                        "which validate keeps since session 62), not from its opening one alone.")
     for p in (v, c):
         p.add_argument("--no-fit-dispatch", dest="fit_dispatch", action="store_false",
                        help="Leave the host's switch between threads at 0 (simnn calibrate --no-fit-dispatch).")

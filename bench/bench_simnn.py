@@ -436,10 +436,11 @@ def _validate(work: Path, files: int, repeat: int, heap: str, keep: Path | None,
     keep_rows()
     if after_dir.is_dir():
         bracketed, _ = merge_calibrations([cal_dir, after_dir], fit_dispatch=fit_dispatch)
+        bracketed_dir = _write_for_runs(bracketed, work)
         print("# predicted again from the opening and closing calibrations merged (bracketed):", flush=True)
         errors, inside, drift = [], [], []
         for row in rows:
-            what, pred = _predict_row(row, bracketed, schedules, files, work)
+            what, pred = _predict_row(row, bracketed, bracketed_dir, schedules, files, work)
             err = _tally(row, pred, calibrated, errors, inside, drift)
             row["predicted_bracketed"] = list(pred)
             _print_row(what, row["measured"], pred, err)
@@ -692,14 +693,19 @@ def _refit(kept: Path, *, fit_dispatch: bool = True, edit_s: float | None = None
     return cal, measured
 
 
-def _predict_row(row: dict[str, Any], cal: Calibration, schedules: dict[str, Path], files: int,
+def _write_for_runs(cal: Calibration, work: Path) -> Path:
+    """``cal`` in a directory of its own under ``work``, for ``simnn:?calibration=`` (``_predict_row``)."""
+    cal_dir = Path(tempfile.mkdtemp(prefix="cal", dir=work))
+    cal.write(cal_dir / "calibration.json")
+    return cal_dir
+
+
+def _predict_row(row: dict[str, Any], cal: Calibration, cal_dir: Path, schedules: dict[str, Path], files: int,
                  work: Path) -> tuple[str, Figure]:
-    """One kept validation row (a run of a schedule, or a micro load) predicted from ``cal``, with
-    its label as ``score`` prints it."""
+    """One kept validation row (a run of a schedule, or a micro load) predicted from ``cal``
+    (written in ``cal_dir``, for the runs), with its label as ``score`` prints it."""
     fair = bool(row["fair"])
     if "schedule" in row:
-        cal_dir = Path(tempfile.mkdtemp(prefix="cal", dir=work))
-        cal.write(cal_dir / "calibration.json")
         url = f"simnn:?calibration={cal_dir}&fair={'true' if fair else 'false'}"
         pace = ["--rate", row["rate"], "--max-drift", "off"] if "rate" in row else ["--as-fast-as-possible"]
         how = f"paced at {row['rate']}" if "rate" in row else "as fast as possible"
@@ -744,6 +750,7 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
                 how = "refitted"
             else:
                 cal, how = fixed, f"predicted from {calibration}"
+            cal_dir = _write_for_runs(cal, work)
             print(f"# {kept}: {how} with the current model", flush=True)
             print("# the fitted host settings: " + ", ".join(  # what sim.fit chooses (ServerSettings.before_fit)
                 f"{name} {getattr(cal.settings, name) * 1e3:.3f} ms" for name in FITTED_SETTINGS), flush=True)
@@ -751,7 +758,7 @@ def score(dirs: list[Path], *, fit_dispatch: bool = True, edit_s: float | None =
             inside: list[tuple[bool, bool]] = []  # the runs kept with their repeats' range: (paced, p99 inside it)
             drift: list[float] = []  # the calibration's own loads measured again, against themselves
             for row in validation["rows"]:
-                what, pred = _predict_row(row, cal, schedules, int(validation["files"]), work)
+                what, pred = _predict_row(row, cal, cal_dir, schedules, int(validation["files"]), work)
                 _print_row(what, row["measured"], pred, _tally(row, pred, measured, errors, inside, drift))
             _print_summary(errors, inside, drift)
             has_runs = (kept / "runs.json").exists() or (kept / "runs").is_dir()  # sessions 35 on keep their runs
